@@ -198,7 +198,7 @@ def save_checkpoint(state: dict, path: Path):
 def load_checkpoint(path: Path) -> dict:
     path = Path(path)
     if not path.is_file():
-        raise CheckpointError(f"no checkpoint at {path}: train without --resume first")
+        raise CheckpointError(f"no checkpoint at {path}: train a model into {path.parent} first")
     try:
         state = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as e:  # torch raises many types for a damaged zip/pickle
