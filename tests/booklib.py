@@ -138,8 +138,9 @@ def labels(text, lang):
 
 
 def references(text):
-    """`@sec-x` style references in prose (an e-mail address is not a reference)."""
-    return re.findall(r"(?<![\w.])@((?:sec|fig|tbl)-[\w-]*[\w])", prose(text))
+    """`@sec-x` style references in prose (an e-mail address or inline code is not one)."""
+    s = re.sub(r"(`+).*?\1", " ", prose(text), flags=re.S)
+    return re.findall(r"(?<![\w.])@((?:sec|fig|tbl)-[\w-]*[\w])", s)
 
 
 def figure_labels(text):
