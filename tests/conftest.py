@@ -1,0 +1,39 @@
+"""Shared fixtures: the 24 model variants and a re-init to weights of ordinary scale."""
+
+import itertools
+
+import pytest
+import torch
+
+SWITCHES = ("use_rmsnorm", "use_swiglu", "use_rope")
+N_KV_HEAD = {"mha": 4, "gqa": 2, "mqa": 1}  # with n_head = 4
+
+
+def _variants():
+    for on in itertools.product((False, True), repeat=len(SWITCHES)):
+        for attention, n_kv_head in N_KV_HEAD.items():
+            names = ("rms" if on[0] else "ln", "swiglu" if on[1] else "mlp", "rope" if on[2] else "learned")
+            yield "-".join(names + (attention,)), dict(zip(SWITCHES, on), n_head=4, n_kv_head=n_kv_head)
+
+
+def pytest_generate_tests(metafunc):
+    """A test that takes `variant` runs for every switch combination x {MHA, GQA, MQA}: 8 x 3 = 24 configs."""
+    if "variant" in metafunc.fixturenames:
+        ids, variants = zip(*_variants())
+        metafunc.parametrize("variant", variants, ids=ids)
+
+
+def reinit_ordinary_scale(model: torch.nn.Module, std: float = 0.3, seed: int = 0) -> torch.nn.Module:
+    """Every parameter ~ N(0, std), norm weights ~ N(1, std): the 0.02 init is so small that q.k barely
+    depends on position, which would hide a wrong RoPE."""
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            mean = 1.0 if "norm" in name and name.endswith("weight") else 0.0
+            p.copy_(torch.randn(p.shape, generator=g) * std + mean)
+    return model.eval()
+
+
+@pytest.fixture
+def ordinary_scale():
+    return reinit_ordinary_scale
