@@ -282,3 +282,42 @@ def test_checklinks_reports_missing_files_and_missing_anchors(tmp_path):
 def test_postrender_rejects_an_unknown_profile(tmp_path):
     with pytest.raises(SystemExit, match=r"QUARTO_PROFILE \('fr'\) must be one of"):
         sitetools.postrender(tmp_path, "fr")
+
+
+# ---------------------------------------------------------------- workflows
+WORKFLOWS = sorted((B.ROOT / ".github/workflows").glob("*.yml"))
+
+
+def steps_of(workflow):
+    return [s for job in workflow["jobs"].values() for s in job["steps"]]
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_workflow_pins_every_action_to_an_exact_version_and_limits_permissions(path):
+    wf = yaml.safe_load(path.read_text(encoding="utf-8"))
+    assert wf["permissions"] == {"contents": "read"}, "default token may only read the repository"
+    for step in steps_of(wf):
+        if "uses" in step:
+            assert re.fullmatch(r"[\w./-]+@v\d+\.\d+\.\d+", step["uses"]), f"not an exact version: {step['uses']}"
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_workflow_renders_both_editions_with_a_pinned_quarto_and_checks_links(path):
+    wf = yaml.safe_load(path.read_text(encoding="utf-8"))
+    steps = steps_of(wf)
+    quarto = [s for s in steps if s.get("uses", "").startswith("quarto-dev/quarto-actions/setup@")]
+    assert quarto and all(re.fullmatch(r"\d+\.\d+\.\d+", str(s["with"]["version"])) for s in quarto)
+    script = "\n".join(s.get("run", "") for s in steps)
+    for needed in ("quarto render --profile zh", "quarto render --profile en", "book/sitetools.py checklinks _site"):
+        assert needed in script, f"{path.name} does not run `{needed}`"
+
+
+def test_pull_requests_run_make_test_with_chromium_and_cjk_fonts_and_main_reproduces():
+    pr = yaml.safe_load((B.ROOT / ".github/workflows/pull-request.yml").read_text(encoding="utf-8"))
+    pub = yaml.safe_load((B.ROOT / ".github/workflows/publish.yml").read_text(encoding="utf-8"))
+    assert "pull_request" in pr[True] and pub[True]["push"]["branches"] == ["main"]  # YAML reads `on:` as True
+    pr_script = "\n".join(s.get("run", "") for s in steps_of(pr))
+    assert "make test" in pr_script and "chromium" in pr_script and "fonts-noto-cjk" in pr_script
+    pub_script = "\n".join(s.get("run", "") for s in steps_of(pub))
+    assert "make reproduce" in pub_script and "download.pytorch.org/whl/cpu" in pub_script
+    assert pub["jobs"]["deploy"]["permissions"]["pages"] == "write"
