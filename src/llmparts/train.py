@@ -483,7 +483,7 @@ def main(argv=None, prog: str = "python -m llmparts.train") -> int:
     finally:
         if dist.is_initialized():
             dist.destroy_process_group()
-    if not train_config.quiet and not math.isnan(result.final_val_loss):
+    if not math.isnan(result.final_val_loss):  # rank 0 reports; quiet only hides the progress
         print(f"final val loss {result.final_val_loss:.4f} | {result.num_params:,} parameters | "
               f"{result.tokens_per_sec:,.0f} tokens/s | MFU {100 * result.mfu:.1f}% | {result.wall_time_s:.1f} s")
     return 0
