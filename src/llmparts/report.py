@@ -1,0 +1,512 @@
+"""results/*.json -> _variables.yml, results/tables/*.{zh,en}.md and images/*.{zh,en}.png.
+
+Nothing here trains or times anything: it only summarises and formats what `llmparts.experiments`
+measured, so the book never shows a number typed in by hand. Each results file is
+{"experiment": NAME, "config": {...}, "provenance": {...}, ...measurements} (see experiments.py).
+
+    python -m llmparts.report [--results results] [--out .]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+COMMAND = "make reproduce  (llmparts reproduce; or python -m llmparts.report to re-render from results/)"
+EXPERIMENTS = ("ablation", "extrapolation", "hands_on", "generation", "llama2")
+ABLATION_CONFIGS = ("baseline", "rmsnorm", "swiglu", "rope", "gqa", "mqa", "llama")
+SINGLE_PARTS = ("rmsnorm", "swiglu", "rope", "gqa")  # the four parts the llama config switches on
+NOISE_FACTOR = 2  # a delta is beyond the noise when |delta| > NOISE_FACTOR x pooled seed std
+PARAM_SAVING = 0.005  # fewer parameters count as a saving from 0.5% on (SwiGLU's rounding saves 0.02%)
+
+LABELS = {
+    "en": {
+        "baseline": "baseline (LayerNorm, GELU, learned positions, MHA)", "rmsnorm": "+RMSNorm",
+        "swiglu": "+SwiGLU", "rope": "+RoPE", "gqa": "GQA (2 KV heads)", "mqa": "MQA (1 KV head)",
+        "llama": "LLaMA recipe (all four, 2 KV heads)",
+    },
+    "zh": {
+        "baseline": "baseline（LayerNorm、GELU、學習式位置、MHA）", "rmsnorm": "+RMSNorm",
+        "swiglu": "+SwiGLU", "rope": "+RoPE", "gqa": "GQA（2 組 KV）", "mqa": "MQA（1 組 KV）",
+        "llama": "LLaMA 配方（四個全開，2 組 KV）",
+    },
+}
+VERDICTS = {
+    "en": {"accuracy": "accuracy", "economy": "economy", "noise": "within noise", "worse": "worse",
+           "reference": "reference"},
+    "zh": {"accuracy": "準", "economy": "省", "noise": "雜訊內", "worse": "更差", "reference": "基準"},
+}
+VERDICT_COLORS = {"accuracy": "#1f77b4", "economy": "#2ca02c", "noise": "#7f7f7f", "worse": "#d62728",
+                  "reference": "#404040"}
+
+
+# ---------------------------------------------------------------- formatting
+
+def loss(x: float) -> str:
+    return f"{x:.4f}"
+
+
+def signed(x: float) -> str:
+    return f"{x:+.4f}"
+
+
+def millions(n: int) -> str:
+    return f"{n / 1e6:.2f}M"
+
+
+def count(n: float) -> str:
+    return f"{n:,.0f}"
+
+
+def mib(n_bytes: float) -> str:
+    return f"{n_bytes / 2**20:.1f} MiB"
+
+
+def times(x: float) -> str:
+    return f"{x:.1f}×"
+
+
+def pipe_table(header: list[str], rows: list[list[str]], caption: str, name: str) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines) + f"\n\n: {caption} {{#tbl-{name}}}\n"
+
+
+# ---------------------------------------------------------------- ablation statistics
+
+def mean_std(values: list[float]) -> tuple[float, float]:
+    """Mean and sample standard deviation (n - 1); the std of a single value is 0."""
+    m = sum(values) / len(values)
+    if len(values) < 2:
+        return m, 0.0
+    return m, math.sqrt(sum((v - m) ** 2 for v in values) / (len(values) - 1))
+
+
+def summarize_ablation(result: dict) -> dict:
+    """Per config: mean/std over seeds, delta vs baseline, beyond-noise flag and verdict; plus additivity.
+
+    Noise is the pooled seed std (root of the mean per-config variance). A config is
+    - accuracy  when it lowers the loss by more than NOISE_FACTOR x noise;
+    - economy   otherwise, if it is cheaper than the baseline on some axis: KV bytes per token,
+                parameters (by PARAM_SAVING or more), or statistics per normalization (RMSNorm: 1,
+                LayerNorm: 2);
+    - worse     when it raises the loss beyond the noise without saving anything;
+    - within noise otherwise.
+    """
+    by_config: dict[str, list[dict]] = {}
+    for run in result["runs"]:
+        by_config.setdefault(run["config"], []).append(run)
+    missing = [c for c in ABLATION_CONFIGS if c not in by_config]
+    if missing:
+        raise ValueError(f"ablation results lack configs {missing}; expected all of {list(ABLATION_CONFIGS)}")
+    stats = {}
+    for name in ABLATION_CONFIGS:
+        runs = by_config[name]
+        m, s = mean_std([r["val_loss"] for r in runs])
+        stats[name] = {
+            "mean": m, "std": s, "seeds": len(runs),
+            "params": runs[0]["params"], "kv_bytes": runs[0]["kv_bytes_per_token"],
+            "norm_stats": runs[0]["norm_stats"],
+            "tokens_per_sec": sum(r["tokens_per_sec"] for r in runs) / len(runs),
+        }
+    noise = math.sqrt(sum(s["std"] ** 2 for s in stats.values()) / len(stats))
+    threshold = NOISE_FACTOR * noise
+    base = stats["baseline"]
+    for name, s in stats.items():
+        s["delta"] = s["mean"] - base["mean"]
+        s["beyond_noise"] = abs(s["delta"]) > threshold
+        cheaper = (s["kv_bytes"] < base["kv_bytes"] or s["params"] <= (1 - PARAM_SAVING) * base["params"]
+                   or s["norm_stats"] < base["norm_stats"])
+        if name == "baseline":
+            s["verdict"] = "reference"
+        elif s["delta"] < -threshold:
+            s["verdict"] = "accuracy"
+        elif cheaper:
+            s["verdict"] = "economy"
+        elif s["delta"] > threshold:
+            s["verdict"] = "worse"
+        else:
+            s["verdict"] = "noise"
+    predicted = base["mean"] + sum(stats[p]["delta"] for p in SINGLE_PARTS)
+    actual = stats["llama"]["mean"]
+    return {
+        "configs": stats, "noise": noise, "threshold": threshold,
+        "additivity": {"predicted": predicted, "actual": actual, "gap": abs(actual - predicted),
+                       "sum_of_deltas": predicted - base["mean"]},
+        "drop_pct": 100 * (base["mean"] - actual) / base["mean"],
+    }
+
+
+# ---------------------------------------------------------------- variables
+
+def build_variables(results: dict) -> dict:
+    ab, ab_sum = results["ablation"], summarize_ablation(results["ablation"])
+    cfg = ab["config"]
+    variables = {"ablation": {
+        "iters": str(cfg["iters"]), "seeds": str(len(cfg["seeds"])),
+        "batch_size": str(cfg["batch_size"]), "block_size": str(cfg["block_size"]),
+        "noise": loss(ab_sum["noise"]),
+    }}
+    for name in ABLATION_CONFIGS:
+        s = ab_sum["configs"][name]
+        variables["ablation"][name] = {
+            "val_loss": loss(s["mean"]), "val_loss_std": loss(s["std"]), "delta": signed(s["delta"]),
+            "params": millions(s["params"]), "kv_bytes": count(s["kv_bytes"]),
+            "verdict_en": VERDICTS["en"][s["verdict"]], "verdict_zh": VERDICTS["zh"][s["verdict"]],
+        }
+    variables["ablation"]["llama"]["drop_pct"] = f"{ab_sum['drop_pct']:.1f}%"
+    add = ab_sum["additivity"]
+    variables["additivity"] = {"predicted": loss(add["predicted"]), "actual": loss(add["actual"]),
+                               "gap": loss(add["gap"])}
+
+    ex = results["extrapolation"]
+    lengths, train_len = ex["lengths"], ex["config"]["train_len"]
+    at = {length: i for i, length in enumerate(lengths)}
+    variables["extrapolation"] = {"train_len": str(train_len), "max_len": str(max(lengths))}
+    for kind in ("learned", "rope"):
+        variables["extrapolation"][kind] = {"at_train": loss(ex["losses"][kind][at[train_len]]),
+                                            "at_max": loss(ex["losses"][kind][at[max(lengths)]])}
+
+    ho = results["hands_on"]
+    variables["hands_on"] = {"steps": str(ho["config"]["steps"]), "minutes": f"{ho['wall_time_s'] / 60:.1f}"}
+
+    ll = results["llama2"]
+    kv = {row["attention"]: row for row in ll["kv_cache"]}
+    variables["llama2"] = {
+        "params": count(ll["params"]["total"]), "params_untied": count(ll["params"]["total_untied"]),
+        "kv_bytes_per_token": count(kv["GQA"]["bytes_per_token"]),
+        "kv_bytes_per_token_mha": count(kv["MHA"]["bytes_per_token"]),
+        "kv_mib_512": mib(kv["GQA"]["bytes_at_context"]), "kv_mib_512_mha": mib(kv["MHA"]["bytes_at_context"]),
+        "flops_per_token": f"{ll['flops']['per_token'] / 1e9:.2f} GFLOP",
+    }
+
+    gen = results["generation"]
+    rows = {row["attention"]: row for row in gen["torch"]}
+    identical = all(r["identical"] for r in gen["torch"]) and gen["numpy"]["identical"]
+    variables["generation"] = {
+        "new_tokens": str(gen["config"]["new_tokens"]),
+        "speedup_mha": times(rows["MHA"]["speedup"]), "speedup_gqa": times(rows["GQA"]["speedup"]),
+        "speedup_mqa": times(rows["MQA"]["speedup"]), "numpy_speedup": times(gen["numpy"]["speedup"]),
+        "identical_en": "identical" if identical else "different",
+        "identical_zh": "完全相同" if identical else "不同",
+    }
+    variables["train"] = {"tokens_per_sec": count(ab_sum["configs"]["baseline"]["tokens_per_sec"]),
+                          "threads": str(ab["provenance"]["threads"])}
+    return variables
+
+
+def flat_keys(tree: dict, prefix: str = "") -> list[str]:
+    keys = []
+    for k, v in tree.items():
+        keys += flat_keys(v, f"{prefix}{k}.") if isinstance(v, dict) else [prefix + k]
+    return keys
+
+
+def variables_yaml(variables: dict) -> str:
+    header = ["# GENERATED by llmparts.report from results/*.json. Do not edit by hand: run",
+              f"#   {COMMAND}",
+              "# Keys (use in chapters as {{< var KEY >}}):"]
+    header += [f"#   {key}" for key in flat_keys(variables)]
+    return "\n".join(header) + "\n" + yaml.safe_dump(variables, allow_unicode=True, sort_keys=False, width=1000)
+
+
+# ---------------------------------------------------------------- tables
+
+def ablation_table(results: dict, lang: str) -> str:
+    ab, summary = results["ablation"], summarize_ablation(results["ablation"])
+    cfg, zh = ab["config"], lang == "zh"
+    header = (["配置", "驗證 loss（平均 ± 標準差）", "Δ（對 baseline）", "超出雜訊？", "判定", "參數",
+               "KV 位元組/token", "訓練 tokens/秒"] if zh else
+              ["Config", "Val loss (mean ± std)", "Δ vs baseline", "Beyond noise?", "Verdict", "Params",
+               "KV bytes/token", "Training tokens/s"])
+    yes, no = ("是", "否") if zh else ("yes", "no")
+    rows = []
+    for name in ABLATION_CONFIGS:
+        s = summary["configs"][name]
+        is_base = name == "baseline"
+        rows.append([LABELS[lang][name], f"{loss(s['mean'])} ± {loss(s['std'])}",
+                     "—" if is_base else signed(s["delta"]), "—" if is_base else (yes if s["beyond_noise"] else no),
+                     VERDICTS[lang][s["verdict"]], count(s["params"]), count(s["kv_bytes"]),
+                     count(s["tokens_per_sec"])])
+    n, iters, noise = len(cfg["seeds"]), cfg["iters"], loss(summary["noise"])
+    caption = (f"消融實驗：每個配置訓練 {iters} 步、{n} 個種子，在固定的驗證批次上量最終 loss。"
+               f"Δ 的絕對值大於 {NOISE_FACTOR} 倍合併種子標準差（{noise}）才算超出雜訊；"
+               f"「準」= 顯著降 loss，「省」= loss 沒有顯著變好，但 KV-cache、參數（少 {PARAM_SAVING:.1%} 以上）或正規化統計量更少"
+               if zh else
+               f"Ablation: final validation loss on fixed validation batches after {iters} iterations, "
+               f"{n} seeds per config. A delta is beyond noise when its absolute value exceeds {NOISE_FACTOR}× the pooled "
+               f"seed std ({noise}); accuracy = loss lower beyond noise, economy = no real loss gain but fewer "
+               f"KV-cache bytes, parameters ({PARAM_SAVING:.1%} or more) or normalization statistics")
+    return pipe_table(header, rows, caption, "ablation")
+
+
+def additivity_table(results: dict, lang: str) -> str:
+    summary = summarize_ablation(results["ablation"])
+    stats, add, zh = summary["configs"], summary["additivity"], lang == "zh"
+    rows = [[("單獨 " if zh else "single ") + LABELS[lang][p] + (" 的 Δ" if zh else " Δ"), signed(stats[p]["delta"])]
+            for p in SINGLE_PARTS]
+    rows += [["四個 Δ 相加" if zh else "sum of the four Δ", signed(add["sum_of_deltas"])],
+             ["預測：baseline + Δ 總和" if zh else "predicted: baseline + sum of Δ", loss(add["predicted"])],
+             ["實際：LLaMA 配方" if zh else "actual: LLaMA recipe", loss(add["actual"])],
+             ["差距（實際與預測之差的絕對值）" if zh else "gap (absolute difference, actual vs predicted)",
+              loss(add["gap"])]]
+    header = ["項目", "驗證 loss / Δ"] if zh else ["Item", "Val loss / Δ"]
+    caption = ("可加性：四個零件各自的改善相加，對照四個全開的實際結果（種子平均）" if zh else
+               "Additivity: the single-part deltas added up, against the all-on run (means over seeds)")
+    return pipe_table(header, rows, caption, "additivity")
+
+
+def extrapolation_table(results: dict, lang: str) -> str:
+    ex, zh = results["extrapolation"], lang == "zh"
+    train_len = ex["config"]["train_len"]
+    rows = []
+    for i, length in enumerate(ex["lengths"]):
+        label = str(length) + (("（訓練長度）" if zh else " (training length)") if length == train_len else "")
+        rows.append([label, loss(ex["losses"]["learned"][i]), loss(ex["losses"]["rope"][i])])
+    header = ["評估長度", "學習式位置", "RoPE"] if zh else ["Eval length", "Learned positions", "RoPE"]
+    caption = (f"外推：兩個模型都在長度 {train_len} 上訓練，在更長的序列上量驗證 loss" if zh else
+               f"Extrapolation: both models trained at length {train_len}, validation loss at longer lengths")
+    return pipe_table(header, rows, caption, "extrapolation")
+
+
+def hands_on_label(switches: dict, lang: str) -> str:
+    on = [k for k, v in switches.items() if v]
+    names = {"rmsnorm": "RMSNorm", "swiglu": "SwiGLU", "rope": "RoPE"}
+    if not on:
+        return "baseline"
+    if len(on) == len(switches):
+        return "三個全開（LLaMA 配方）" if lang == "zh" else "all three (LLaMA recipe)"
+    return " ".join("+" + names[k] for k in on)
+
+
+def hands_on_table(results: dict, lang: str) -> str:
+    ho, zh = results["hands_on"], lang == "zh"
+    base = ho["rows"][0]["val_loss"]
+    rows = [[hands_on_label(r["switches"], lang), loss(r["val_loss"]), millions(r["params"]),
+             "—" if i == 0 else signed(r["val_loss"] - base)] for i, r in enumerate(ho["rows"])]
+    header = ["配置", "驗證 loss", "參數", "Δ"] if zh else ["Config", "Val loss", "Params", "Δ"]
+    steps, minutes = ho["config"]["steps"], f"{ho['wall_time_s'] / 60:.1f}"
+    caption = (f"examples/tiny_modern.py 的輸出：每個配置 {steps} 步、單一種子；整支程式在這台機器上跑了 {minutes} 分鐘"
+               if zh else
+               f"Output of examples/tiny_modern.py: {steps} steps per config, one seed; the whole script "
+               f"took {minutes} minutes here")
+    return pipe_table(header, rows, caption, "hands_on")
+
+
+def generation_table(results: dict, lang: str) -> str:
+    gen, zh = results["generation"], lang == "zh"
+    same, diff = ("完全相同", "不同") if zh else ("identical", "different")
+    rows = [[f"PyTorch {r['attention']}", str(r["n_kv_head"]), count(r["kv_bytes_per_token"]),
+             count(r["cache_bytes"]), count(r["tokens_per_sec_no_cache"]), count(r["tokens_per_sec_cache"]),
+             times(r["speedup"]), same if r["identical"] else diff] for r in gen["torch"]]
+    npy = gen["numpy"]
+    rows.append([f"NumPy {npy['attention']}", str(npy["n_kv_head"]), count(npy["kv_bytes_per_token"]),
+                 count(npy["cache_bytes"]), count(npy["tokens_per_sec_no_cache"]),
+                 count(npy["tokens_per_sec_cache"]), times(npy["speedup"]), same if npy["identical"] else diff])
+    header = (["實作與注意力", "KV 頭數", "快取位元組/token", "快取總位元組", "無快取 tokens/秒", "有快取 tokens/秒",
+               "加速", "greedy 輸出"] if zh else
+              ["Implementation", "KV heads", "Cache bytes/token", "Cache bytes", "Tokens/s without cache",
+               "Tokens/s with cache", "Speedup", "Greedy output"])
+    c = gen["config"]
+    caption = (f"生成速度：提示 {c['prompt_len']} 個 token、生成 {c['new_tokens']} 個，有無 KV cache 的比較；"
+               f"greedy 輸出逐 token 比對" if zh else
+               f"Generation: a {c['prompt_len']}-token prompt and {c['new_tokens']} new tokens, with and without "
+               f"the KV cache; greedy outputs compared token by token")
+    return pipe_table(header, rows, caption, "generation")
+
+
+def llama2_params_table(results: dict, lang: str) -> str:
+    p, zh = results["llama2"]["params"], lang == "zh"
+    total = p["total"]
+    parts = [("embedding", "詞嵌入（與輸出層共用）", "token embedding (tied with the output head)"),
+             ("attention", "注意力（wq、wk、wv、wo，全部層）", "attention (wq, wk, wv, wo; all layers)"),
+             ("feed_forward", "前饋層（SwiGLU，全部層）", "feed-forward (SwiGLU; all layers)"),
+             ("norms", "正規化（RMSNorm 權重）", "norms (RMSNorm weights)")]
+    rows = [[zh_label if zh else en_label, count(p[key]), f"{100 * p[key] / total:.2f}%"]
+            for key, zh_label, en_label in parts]
+    rows.append(["**總計**" if zh else "**total**", f"**{count(total)}**", "100.00%"])
+    rows.append(["輸出層不共用時的總計" if zh else "total with an untied output head", count(p["total_untied"]), "—"])
+    header = ["元件", "參數", "占比"] if zh else ["Component", "Parameters", "Share"]
+    caption = "LLaMA2 預設配置的參數分解（由程式逐一清點）" if zh else \
+        "Parameter breakdown of the LLaMA2 preset (counted by code)"
+    return pipe_table(header, rows, caption, "llama2_params")
+
+
+def llama2_kv_table(results: dict, lang: str) -> str:
+    ll, zh = results["llama2"], lang == "zh"
+    context = ll["config"]["context"]
+    rows = [[r["attention"], str(r["n_kv_head"]), count(r["bytes_per_token"]), mib(r["bytes_at_context"])]
+            for r in ll["kv_cache"]]
+    header = (["注意力", "KV 頭數", "位元組/token", f"{context} 個 token 的整個快取"] if zh else
+              ["Attention", "KV heads", "Bytes per token", f"Whole cache at {context} tokens"])
+    caption = ("LLaMA2 預設配置的 KV-cache 大小（fp32：2 × 層數 × KV 頭數 × 頭維度 × 4 位元組/token）" if zh else
+               "KV-cache size of the LLaMA2 preset (fp32: 2 × layers × KV heads × head dim × 4 bytes per token)")
+    return pipe_table(header, rows, caption, "llama2_kv_cache")
+
+
+def attention_cost_table(results: dict, lang: str) -> str:
+    ac, zh = results["llama2"]["attention_cost"], lang == "zh"
+    rows = [[count(r["length"]), count(r["scores"]), count(r["cached_positions"]), mib(r["kv_bytes"])]
+            for r in ac["rows"]]
+    first, last = ac["rows"][0], ac["rows"][-1]
+    rows.append([f"{count(last['length'])} / {count(first['length'])}", times(last["scores"] / first["scores"]),
+                 times(last["cached_positions"] / first["cached_positions"]), times(last["kv_bytes"] / first["kv_bytes"])])
+    header = (["序列長度", "注意力分數（每層每頭，平方成長）", "快取位置（每層每頭，線性成長）", "KV-cache（GQA，fp32）"] if zh else
+              ["Sequence length", "Attention scores per layer per head (quadratic)",
+               "Cached positions per layer per head (linear)", "KV cache (GQA, fp32)"])
+    caption = ("注意力的成本隨序列長度成長：分數矩陣是平方、KV-cache 是線性（LLaMA2 預設配置）" if zh else
+               "How attention cost grows with sequence length: the score matrix is quadratic, the KV cache linear "
+               "(LLaMA2 preset)")
+    return pipe_table(header, rows, caption, "attention_cost")
+
+
+TABLES = {
+    "ablation": ablation_table, "additivity": additivity_table, "extrapolation": extrapolation_table,
+    "hands_on": hands_on_table, "generation": generation_table, "llama2_params": llama2_params_table,
+    "llama2_kv_cache": llama2_kv_table, "attention_cost": attention_cost_table,
+}
+
+
+# ---------------------------------------------------------------- figures
+
+def cjk_font_path() -> str:
+    """Noto Sans CJK TC through fontconfig; fail clearly when no CJK font is installed."""
+    try:
+        out = subprocess.run(["fc-match", "-f", "%{file}", "Noto Sans CJK TC"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        out = ""
+    if "CJK" not in out:
+        raise RuntimeError("no CJK font found for the zh figures (fc-match 'Noto Sans CJK TC' returned "
+                           f"{out!r}); install one: apt-get install -y fonts-noto-cjk")
+    return out
+
+
+def _pyplot(lang: str):
+    import matplotlib
+    matplotlib.use("Agg")
+    from matplotlib import font_manager
+    import matplotlib.pyplot as plt
+    plt.rcParams.update(matplotlib.rcParamsDefault)
+    if lang == "zh":
+        path = cjk_font_path()
+        font_manager.fontManager.addfont(path)
+        plt.rcParams["font.family"] = font_manager.FontProperties(fname=path).get_name()
+    plt.rcParams["svg.hashsalt"] = "llmparts"
+    return plt
+
+
+def _save(fig, path: Path):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=150, bbox_inches="tight", metadata={"Software": None})
+
+
+def rope_extrapolation_figure(results: dict, lang: str, path: Path):
+    ex, zh = results["extrapolation"], lang == "zh"
+    plt = _pyplot(lang)
+    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    ax.plot(ex["lengths"], ex["losses"]["learned"], "o-", color="#d62728",
+            label="學習式位置" if zh else "learned positions")
+    ax.plot(ex["lengths"], ex["losses"]["rope"], "s-", color="#1f77b4", label="RoPE")
+    train_len = ex["config"]["train_len"]
+    ax.axvline(train_len, color="black", linestyle="--", linewidth=1,
+               label=f"訓練長度 {train_len}" if zh else f"training length {train_len}")
+    ax.set_xlabel("評估長度（token）" if zh else "evaluation length (tokens)")
+    ax.set_ylabel("驗證 loss" if zh else "validation loss")
+    ax.set_xticks(ex["lengths"])
+    ax.grid(alpha=0.3)
+    ax.legend()
+    _save(fig, path)
+    plt.close(fig)
+
+
+def ablation_figure(results: dict, lang: str, path: Path):
+    summary, zh = summarize_ablation(results["ablation"]), lang == "zh"
+    plt = _pyplot(lang)
+    stats = summary["configs"]
+    fig, ax = plt.subplots(figsize=(7.2, 4.2))
+    xs = range(len(ABLATION_CONFIGS))
+    means = [stats[c]["mean"] for c in ABLATION_CONFIGS]
+    colors = [VERDICT_COLORS[stats[c]["verdict"]] for c in ABLATION_CONFIGS]
+    ax.bar(xs, means, yerr=[stats[c]["std"] for c in ABLATION_CONFIGS], color=colors, capsize=4)
+    ax.axhline(stats["baseline"]["mean"], color="black", linestyle="--", linewidth=1)
+    short = {"baseline": "baseline", "rmsnorm": "+RMSNorm", "swiglu": "+SwiGLU", "rope": "+RoPE",
+             "gqa": "GQA", "mqa": "MQA", "llama": "LLaMA"}
+    ax.set_xticks(list(xs), [short[c] for c in ABLATION_CONFIGS], rotation=20)
+    spread = max(means) - min(means) + max(s["std"] for s in stats.values())
+    ax.set_ylim(min(means) - 1.5 * spread, max(means) + 0.5 * spread)
+    ax.set_ylabel("驗證 loss（種子平均 ± 標準差）" if zh else "validation loss (mean ± std over seeds)")
+    seen = []
+    for c in ABLATION_CONFIGS:
+        verdict = stats[c]["verdict"]
+        if verdict not in seen:
+            seen.append(verdict)
+    handles = [plt.Rectangle((0, 0), 1, 1, color=VERDICT_COLORS[v]) for v in seen]
+    ax.legend(handles, [VERDICTS[lang][v] for v in seen])
+    ax.grid(axis="y", alpha=0.3)
+    _save(fig, path)
+    plt.close(fig)
+
+
+FIGURES = {"rope_extrapolation": rope_extrapolation_figure, "ablation": ablation_figure}
+
+
+# ---------------------------------------------------------------- main
+
+def load_results(results_dir: Path) -> dict:
+    results = {}
+    for name in EXPERIMENTS:
+        path = Path(results_dir) / f"{name}.json"
+        if not path.is_file():
+            raise FileNotFoundError(f"{path} is missing; run `make reproduce` (or `llmparts reproduce --only {name}`)")
+        results[name] = json.loads(path.read_text(encoding="utf-8"))
+    return results
+
+
+def write_report(results_dir: Path, out_dir: Path, figures: bool = True) -> list[Path]:
+    """Write _variables.yml, results/tables/*.md and (optionally) images/*.png under out_dir."""
+    results, out_dir = load_results(results_dir), Path(out_dir)
+    written = []
+    var_path = out_dir / "_variables.yml"
+    var_path.write_text(variables_yaml(build_variables(results)), encoding="utf-8")
+    written.append(var_path)
+    for name, make_table in TABLES.items():
+        for lang in ("zh", "en"):
+            path = out_dir / "results" / "tables" / f"{name}.{lang}.md"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(make_table(results, lang), encoding="utf-8")
+            written.append(path)
+    if figures:
+        for name, make_figure in FIGURES.items():
+            for lang in ("zh", "en"):
+                path = out_dir / "images" / f"{name}.{lang}.png"
+                make_figure(results, lang, path)
+                written.append(path)
+    return written
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="llmparts.report", description=__doc__.split("\n")[0])
+    parser.add_argument("--results", type=Path, default=REPO_ROOT / "results", help="folder of results/*.json")
+    parser.add_argument("--out", type=Path, default=REPO_ROOT,
+                        help="root to write _variables.yml, results/tables/ and images/ under")
+    parser.add_argument("--no_figures", action="store_true", help="skip the PNGs (tables and variables only)")
+    args = parser.parse_args(argv)
+    try:
+        written = write_report(args.results, args.out, figures=not args.no_figures)
+    except (FileNotFoundError, RuntimeError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(f"report: wrote {len(written)} files under {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
