@@ -313,3 +313,18 @@ def test_negative_temperature_and_non_positive_top_k_are_rejected(temperature, t
 def test_invalid_max_new_tokens_is_rejected(bad):
     with pytest.raises(ValueError, match=rf"max_new_tokens \({bad!r}\) must be a non-negative integer"):
         GPT(small_config()).generate(torch.tensor([[1]]), bad)
+
+
+# Known gap in model.py (reported, not yet fixed there): switches and float fields are not type-checked, so a
+# string switch is silently truthy and a non-number dropout/rope_theta/norm_eps raises a bare TypeError.
+# strict=True: once model.py checks them, these start passing and the marker must go.
+@pytest.mark.xfail(strict=True, reason="model.py does not type-check switches and float fields yet")
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(bias="false"), r"bias \('false'\) must be True or False"),
+    (dict(use_rope="no"), r"use_rope \('no'\) must be True or False"),
+    (dict(dropout=None), r"dropout \(None\) must be"),
+    (dict(rope_theta="1e4"), r"rope_theta \('1e4'\) must be"),
+])
+def test_wrongly_typed_config_values_name_the_value_and_the_rule(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        ModelConfig(**kwargs)
