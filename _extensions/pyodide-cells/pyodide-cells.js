@@ -244,19 +244,24 @@
       }).then((result) => { this.node.classList.remove("pyodide-running"); return result; });
     }
 
-    run() {
-      return this.submit(this.editor.getCode(), "cell").then((result) => this.render(result));
+    // data-runs / data-checks count finished runs, so tests and the benchmark can wait for them.
+    async run() {
+      const ok = this.render(await this.submit(this.editor.getCode(), "cell"));
+      this.node.dataset.runs = Number(this.node.dataset.runs || 0) + 1;
+      return ok;
     }
 
     // The reader's code first, then the check in the same namespace: an AssertionError is a wrong answer.
     async check(checkCode) {
-      if (!(await this.run())) return;
-      const result = await this.submit(checkCode, "check");
-      if (!this.render(result)) return;
-      const ok = result.assertion === null;
-      const feedback = el("div", { class: `pyodide-feedback ${ok ? "pyodide-correct" : "pyodide-wrong"}`, role: "status" },
-                          ok ? T.correct : T.wrong(result.assertion));
-      this.output.append(feedback);
+      if (await this.run()) {
+        const result = await this.submit(checkCode, "check");
+        if (this.render(result)) {
+          const ok = result.assertion === null;
+          this.output.append(el("div", { class: `pyodide-feedback ${ok ? "pyodide-correct" : "pyodide-wrong"}`,
+                                         role: "status" }, ok ? T.correct : T.wrong(result.assertion)));
+        }
+      }
+      this.node.dataset.checks = Number(this.node.dataset.checks || 0) + 1;
     }
   }
 

@@ -137,9 +137,9 @@ async function run({ id, code, kind, filename }) {
     return;
   }
   const result = runCell(code, filename, kind);
-  const [value, figures, error, assertion] = result.toJs();
+  const [value, figures, error, assertion] = result.toJs();  // Python's None arrives as undefined
   result.destroy();
-  postMessage({ type: "done", id, value, figures, error, assertion });
+  postMessage({ type: "done", id, value: value ?? null, figures, error: error ?? null, assertion: assertion ?? null });
 }
 
 self.onmessage = async ({ data }) => {
