@@ -15,8 +15,12 @@ function guardFetches(baseURL, sri) {
   self.fetch = (input, init = {}) => {
     const url = String(input instanceof Request ? input.url : input);
     const name = url.startsWith(baseURL) ? url.slice(baseURL.length) : null;
-    if (name && sri[name]) init = { ...init, integrity: sri[name] };
-    return plainFetch(input, init);
+    if (!(name && sri[name])) return plainFetch(input, init);
+    // Pyodide only logs a failed wasm fetch and then waits forever: report it to the page at once.
+    return plainFetch(input, { ...init, integrity: sri[name] }).catch((err) => {
+      postMessage({ type: "load-error", message: `${name} could not be fetched or failed its integrity check (${err.message})` });
+      throw err;
+    });
   };
 }
 

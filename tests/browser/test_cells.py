@@ -145,3 +145,4 @@ def test_core_file_that_fails_its_integrity_hash_is_refused(open_page, site, pyo
     p = open_page(["1 + 1"], name="tampered", wait=False, **{"base-url": "tampered/", "load-timeout": 40})
     p.page.wait_for_selector('.pyodide-page-bar[data-state="failed"]')
     assert p.status().startswith("Python failed to load:")
+    assert "pyodide.asm.wasm could not be fetched or failed its integrity check" in p.status()
