@@ -9,7 +9,6 @@ from __future__ import annotations
 import functools
 import http.server
 import re
-import shutil
 import subprocess
 import sys
 import threading
@@ -29,6 +28,11 @@ CHROMIUM_FLAGS = [
     "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
 ]
 READY_TIMEOUT_MS = 90_000
+TRAINED_WEIGHTS = ROOT / "results" / "weights" / "char_llama.npz"
+# The site's files, as _quarto.yml lists them (paths relative to the site root).
+SITE_FILES = ("[{src: src/llmparts/__init__.py, dest: llmparts/__init__.py}, "
+              "{src: src/llmparts/numpy_model.py, dest: llmparts/numpy_model.py}, "
+              "{src: results/weights/char_llama.npz, dest: char_llama.npz}]")
 FENCE = re.compile(r"^(\s*)```\{(pyodide)\}", re.MULTILINE)
 
 
@@ -36,6 +40,27 @@ def render_fragment(markdown: str) -> str:
     """The filter's HTML for a .qmd text; ```{pyodide} fences are rewritten as Quarto's reader does."""
     return pypandoc.convert_text(FENCE.sub(r"\1```{.\2}", markdown), "html", format="markdown",
                                  extra_args=[f"--lua-filter={EXTENSION / 'pyodide-cells.lua'}"])
+
+
+def char_vocab() -> str:
+    """tinyshakespeare's 65 characters, so chapter prompts encode with the stand-in model too."""
+    from llmparts.data import dataset_path
+
+    return "".join(sorted(set(dataset_path().read_text(encoding="utf-8"))))
+
+
+def export_random_char_model(path: Path):
+    """Until `make reproduce` has trained the book's char model, a small random one with its layout stands in."""
+    import torch
+
+    from llmparts.export import to_npz
+    from llmparts.model import GPT, ModelConfig
+
+    chars = char_vocab()
+    torch.manual_seed(0)
+    config = ModelConfig(vocab_size=len(chars), block_size=128, n_layer=2, n_head=4, n_kv_head=2, n_embd=64,
+                         use_rmsnorm=True, use_swiglu=True, use_rope=True)
+    to_npz(GPT(config), path, chars=chars)
 
 
 class QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -59,6 +84,7 @@ class Site:
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     def page(self, name: str, markdown: str, lang: str = "en") -> str:
+        """Write name.html from a .qmd text; return its URL."""
         body = render_fragment(markdown)
         html = (f'<!doctype html>\n<html lang="{lang}">\n<head><meta charset="utf-8"><title>{name}</title></head>\n'
                 f'<body>\n<main>\n{body}\n</main>\n</body>\n</html>\n')
@@ -75,6 +101,11 @@ def page_markdown(cells: list[str], lang: str = "en", **options) -> str:
 
 
 @pytest.fixture(scope="session")
+def site_files() -> str:
+    return SITE_FILES
+
+
+@pytest.fixture(scope="session")
 def pyodide_dir() -> Path:
     if not (PYODIDE_DIR / "pyodide.asm.wasm").exists():
         subprocess.run([sys.executable, str(ROOT / "scripts" / "build_pyodide_assets.py")], check=True)
@@ -87,6 +118,12 @@ def site(tmp_path_factory, pyodide_dir) -> Site:
     (root / "pyodide").symlink_to(pyodide_dir)
     (root / "pyodide-cells").symlink_to(EXTENSION)
     (root / "src").symlink_to(ROOT / "src")
+    weights = root / "results" / "weights" / "char_llama.npz"
+    weights.parent.mkdir(parents=True)
+    if TRAINED_WEIGHTS.exists():
+        weights.symlink_to(TRAINED_WEIGHTS)
+    else:
+        export_random_char_model(weights)
     served = Site(root)
     yield served
     served.server.shutdown()
