@@ -474,6 +474,7 @@ def write_report(results_dir: Path, out_dir: Path, figures: bool = True) -> list
     """Write _variables.yml, results/tables/*.md and (optionally) images/*.png under out_dir."""
     results, out_dir = load_results(results_dir), Path(out_dir)
     written = []
+    out_dir.mkdir(parents=True, exist_ok=True)
     var_path = out_dir / "_variables.yml"
     var_path.write_text(variables_yaml(build_variables(results)), encoding="utf-8")
     written.append(var_path)
