@@ -57,6 +57,17 @@ def test_fingerprinted_sources_exist_and_exclude_report():
             assert (REPO_ROOT / rel).is_file(), rel
 
 
+def test_core_sources_cover_every_package_module_the_training_code_imports():
+    import ast
+    core = set(provenance.CORE_SOURCES)
+    for rel in core - {"src/llmparts/experiments.py"}:  # experiments also imports report: formatting only
+        tree = ast.parse((REPO_ROOT / rel).read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.level == 1:
+                imported = f"src/llmparts/{node.module}.py"
+                assert imported in core, f"{rel} imports {imported}, which the fingerprint does not cover"
+
+
 def test_provenance_records_commit_runtime_and_smoke_flag():
     prov = provenance.provenance({"a": 1}, experiments.SOURCES["ablation"], threads=3, seeds=[0, 1],
                                  wall_time_s=1.234, smoke=True)

@@ -21,8 +21,8 @@ import torch
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 # The modules whose code determines every experiment's numbers (report.py only formats them).
-CORE_SOURCES = ("src/llmparts/model.py", "src/llmparts/data.py", "src/llmparts/train.py",
-                "src/llmparts/experiments.py")
+CORE_SOURCES = ("src/llmparts/config.py", "src/llmparts/model.py", "src/llmparts/data.py",
+                "src/llmparts/train.py", "src/llmparts/experiments.py")
 
 
 def normalized_source(text: str) -> str:
