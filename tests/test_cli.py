@@ -131,3 +131,26 @@ def test_train_subcommand_is_python_m_llmparts_train(monkeypatch):
 def test_unknown_command_exits_2(capsys):
     assert cli.main(["serve"]) == 2
     assert "unknown command 'serve'" in one_line_error(capsys)
+
+
+def test_bench_compares_against_the_eager_reference_and_writes_json(tmp_path, capsys):
+    out = tmp_path / "bench.json"
+    assert cli.main(["bench", "--rounds", "1", "--steps", "1", "--new_tokens", "8", "--no_compile",
+                     "--out", str(out)]) == 0
+    result = json.loads(out.read_text())
+    training = result["training"]
+    assert list(training) == ["reference", "fused_adamw", "fused_adamw+bf16", "default"]
+    assert training["reference"]["speedup_vs_reference"] == 1.0
+    assert (training["reference"]["dtype"], training["reference"]["fused_adamw"]) == ("float32", False)
+    for r in training.values():
+        assert r["tokens_per_sec"] == pytest.approx(12 * 64 / (r["ms_per_iter"] / 1000))
+    assert [g["attention"] for g in result["generation"]] == ["MHA", "GQA", "MQA"]
+    assert all(g["identical"] for g in result["generation"])
+    assert [g["cache_bytes"] for g in result["generation"]] == [2 * 4 * k * 32 * 4 * 9 for k in (4, 2, 1)]
+    assert result["numpy_forward"]["numpy_ms"] > 0
+    assert "reference" in capsys.readouterr().out
+
+
+def test_bench_rejects_a_zero_count(capsys):
+    assert exit_code(["bench", "--rounds", "0"]) == 2
+    assert "--rounds (0) must be >= 1" in one_line_error(capsys)

@@ -1,0 +1,184 @@
+"""`llmparts bench`: training and generation speed, measured side by side in one process.
+
+Training: a plain eager reference of our own model (float32, no compile, for-loop AdamW, as nanoGPT
+runs on a CPU) against the default TrainConfig path, with the steps in between so one sees where the
+time goes. Variants take turns, a few steps each, for several rounds; the median round is reported, so
+a burst of load from other processes hurts every variant alike. Then generation tokens/s with and
+without the KV cache (MHA, GQA, MQA) and the NumPy port's forward time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import statistics
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from .data import get_batch, load_dataset
+from .model import GPT, ModelConfig, kv_cache_bytes_per_token
+from .numpy_model import NumpyGPT
+from .train import (ArgumentParser, TrainConfig, flops_per_token, make_optimizer, peak_flops, train_step)
+
+BASELINE = ModelConfig()  # the ablation baseline: 4 layers, 4 heads, n_embd 128, block 64, no bias, dropout 0
+
+
+def training_variants(default: TrainConfig, with_compile: bool) -> dict:
+    """name -> (fused AdamW, TrainConfig): from the eager reference to the default path, one change at a time."""
+    reference = replace(default, dtype="float32", compile=False)
+    variants = {
+        "reference": (False, reference),
+        "fused_adamw": (True, reference),
+        "fused_adamw+bf16": (True, replace(reference, dtype="bfloat16")),
+    }
+    if with_compile:
+        variants["fused_adamw+compile"] = (True, replace(reference, compile=True))
+        variants["fused_adamw+bf16+compile"] = (True, replace(reference, dtype="bfloat16", compile=True))
+    variants["default"] = (True, default if with_compile else replace(default, compile=False))
+    return variants
+
+
+def make_stepper(model_config: ModelConfig, fused: bool, cfg: TrainConfig, train_ids):
+    """A function that runs n training steps of a fresh model exactly as train() does."""
+    torch.manual_seed(cfg.seed)
+    model = GPT(model_config)
+    optimizer = make_optimizer(model, cfg, fused=fused)
+    scaler = torch.amp.GradScaler("cpu", enabled=cfg.dtype == "float16")
+    runner = torch.compile(model) if cfg.compile else model
+    generator = torch.Generator().manual_seed(cfg.seed)
+
+    def run(n: int):
+        for _ in range(n):
+            x, y = get_batch(train_ids, cfg.batch_size, cfg.seq_len, generator)
+            loss = train_step(runner, model, optimizer, scaler, x, y, cfg)
+        return loss.item()
+    return run
+
+
+def bench_training(variants: dict, model_config: ModelConfig, rounds: int, steps: int, train_ids) -> dict:
+    steppers, warmup_s = {}, {}
+    for name, (fused, cfg) in variants.items():
+        t0 = time.perf_counter()
+        steppers[name] = make_stepper(model_config, fused, cfg, train_ids)
+        steppers[name](2)  # compilation and first-touch allocations happen here, not in the timing
+        warmup_s[name] = time.perf_counter() - t0
+    times = {name: [] for name in variants}
+    for _ in range(rounds):
+        for name, run in steppers.items():
+            t0 = time.perf_counter()
+            run(steps)
+            times[name].append((time.perf_counter() - t0) / steps)
+    any_cfg = next(iter(variants.values()))[1]
+    tokens = any_cfg.batch_size * any_cfg.seq_len
+    flops = flops_per_token(model_config, any_cfg.seq_len) * tokens
+    peak = peak_flops("cpu", torch.get_num_threads())
+    out = {}
+    for name, ts in times.items():
+        median = statistics.median(ts)
+        out[name] = {"ms_per_iter": 1000 * median, "ms_per_iter_min": 1000 * min(ts),
+                     "tokens_per_sec": tokens / median, "mfu": flops / median / peak,
+                     "warmup_s": warmup_s[name], "compile": variants[name][1].compile,
+                     "dtype": variants[name][1].dtype, "fused_adamw": variants[name][0]}
+    for name in out:
+        out[name]["speedup_vs_reference"] = out["reference"]["ms_per_iter"] / out[name]["ms_per_iter"]
+    return out
+
+
+def bench_generation(new_tokens: int) -> list:
+    """Greedy generation from one token, with and without the cache; the two outputs must be identical."""
+    rows = []
+    for n_kv_head, name in ((4, "MHA"), (2, "GQA"), (1, "MQA")):
+        config = ModelConfig(use_rmsnorm=True, use_swiglu=True, use_rope=True, n_kv_head=n_kv_head,
+                             block_size=new_tokens + 1)
+        torch.manual_seed(0)
+        model = GPT(config).eval()
+        prompt = torch.zeros((1, 1), dtype=torch.long)
+        row = {"attention": name, "n_kv_head": n_kv_head, "new_tokens": new_tokens,
+               "cache_bytes": kv_cache_bytes_per_token(config) * (new_tokens + 1)}
+        outputs = {}
+        for use_cache in (True, False):
+            t0 = time.perf_counter()
+            outputs[use_cache] = model.generate(prompt, new_tokens, temperature=0.0, use_cache=use_cache)
+            row["tokens_per_sec_" + ("cached" if use_cache else "uncached")] = new_tokens / (time.perf_counter() - t0)
+        row["identical"] = bool(torch.equal(outputs[True], outputs[False]))
+        row["cache_speedup"] = row["tokens_per_sec_cached"] / row["tokens_per_sec_uncached"]
+        rows.append(row)
+    return rows
+
+
+def bench_numpy_forward(repeats: int = 5) -> dict:
+    """One forward pass of the baseline on a (1, 64) context: the NumPy port (as in the browser) vs torch."""
+    idx = np.random.default_rng(0).integers(0, BASELINE.vocab_size, size=(1, BASELINE.block_size))
+    np_model = NumpyGPT(BASELINE, seed=0)
+    torch_model = GPT(BASELINE).eval()
+    np_times, torch_times = [], []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        np_model(idx)
+        np_times.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        with torch.no_grad():
+            torch_model(torch.from_numpy(idx))
+        torch_times.append(time.perf_counter() - t0)
+    return {"context": BASELINE.block_size, "numpy_ms": 1000 * statistics.median(np_times),
+            "torch_ms": 1000 * statistics.median(torch_times)}
+
+
+def main(argv=None) -> int:
+    p = ArgumentParser(prog="llmparts bench", description=__doc__.splitlines()[0])
+    p.add_argument("--rounds", type=int, default=5, help="turns each training variant takes")
+    p.add_argument("--steps", type=int, default=20, help="training steps per turn")
+    p.add_argument("--new_tokens", type=int, default=256, help="tokens generated per generation benchmark")
+    p.add_argument("--threads", type=int, default=None)
+    p.add_argument("--no_compile", action="store_true", help="skip the torch.compile variants (fast check)")
+    p.add_argument("--out", type=Path, default=None, help="write the results as JSON here")
+    args = p.parse_args(argv)
+    for name in ("rounds", "steps", "new_tokens", "threads"):
+        value = getattr(args, name)
+        if value is not None and value < 1:
+            p.error(f"--{name} ({value}) must be >= 1")
+    if args.threads:
+        torch.set_num_threads(args.threads)
+
+    data = load_dataset()
+    default = TrainConfig()
+    variants = training_variants(default, with_compile=not args.no_compile)
+    t0 = time.perf_counter()
+    training = bench_training(variants, BASELINE, args.rounds, args.steps, data.train)
+    result = {
+        "machine": {"torch": torch.__version__, "threads": torch.get_num_threads(), "cpu": platform.processor()
+                    or platform.machine(), "python": platform.python_version()},
+        "model": BASELINE.to_dict(), "batch_size": default.batch_size, "seq_len": default.seq_len,
+        "rounds": args.rounds, "steps_per_round": args.steps, "training": training,
+        "generation": bench_generation(args.new_tokens), "numpy_forward": bench_numpy_forward(),
+    }
+    result["wall_time_s"] = time.perf_counter() - t0
+
+    print(f"training, baseline model, batch {default.batch_size} x {default.seq_len}, "
+          f"{torch.get_num_threads()} threads (median of {args.rounds} rounds of {args.steps} steps)")
+    print(f"{'variant':28} {'ms/iter':>8} {'tokens/s':>9} {'MFU':>6} {'vs ref':>7} {'warmup s':>9}")
+    for name, r in training.items():
+        print(f"{name:28} {r['ms_per_iter']:8.1f} {r['tokens_per_sec']:9,.0f} {100 * r['mfu']:5.1f}% "
+              f"{r['speedup_vs_reference']:6.2f}x {r['warmup_s']:9.1f}")
+    print(f"\ngeneration, {args.new_tokens} new tokens, greedy")
+    print(f"{'attention':10} {'cached tok/s':>12} {'uncached tok/s':>14} {'speedup':>8} {'cache KiB':>10} identical")
+    for r in result["generation"]:
+        print(f"{r['attention']:10} {r['tokens_per_sec_cached']:12,.0f} {r['tokens_per_sec_uncached']:14,.0f} "
+              f"{r['cache_speedup']:7.1f}x {r['cache_bytes'] / 1024:10.0f} {r['identical']}")
+    nf = result["numpy_forward"]
+    print(f"\nforward of a ({1}, {nf['context']}) context: NumPy {nf['numpy_ms']:.2f} ms, torch {nf['torch_ms']:.2f} ms")
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(result, indent=2) + "\n")
+        print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
