@@ -394,12 +394,11 @@ def _pyplot(lang: str):
     matplotlib.use("Agg")
     from matplotlib import font_manager
     import matplotlib.pyplot as plt
-    plt.rcParams.update(matplotlib.rcParamsDefault)
+    plt.style.use("default")  # the same starting point for every figure, whatever ran before
     if lang == "zh":
         path = cjk_font_path()
         font_manager.fontManager.addfont(path)
         plt.rcParams["font.family"] = font_manager.FontProperties(fname=path).get_name()
-    plt.rcParams["svg.hashsalt"] = "llmparts"
     return plt
 
 
