@@ -25,12 +25,12 @@ function guardFetches(baseURL, sri) {
 }
 
 // importScripts() cannot check integrity: fetch the script with its hash, then run the verified bytes.
-async function importVerified(url, integrity) {
+// Returns a promise of a function that runs the script, so several can download at once and run in order.
+async function fetchVerified(url, integrity) {
   const response = await fetch(url, integrity ? { integrity } : {});
   if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
   const blobURL = URL.createObjectURL(new Blob([await response.arrayBuffer()], { type: "text/javascript" }));
-  importScripts(blobURL);
-  URL.revokeObjectURL(blobURL);
+  return () => { importScripts(blobURL); URL.revokeObjectURL(blobURL); };
 }
 
 const PY_RUNNER = `
@@ -97,18 +97,17 @@ async function init(config) {
   const base = config.baseURL;
   if (config.sri) guardFetches(base, config.sri);
   const files = fetchFiles(config.files);
-  await importVerified(base + "pyodide.js", config.sri && config.sri["pyodide.js"]);
-  await importVerified(base + "pyodide.asm.js", config.sri && config.sri["pyodide.asm.js"]);
+  const scripts = ["pyodide.js", "pyodide.asm.js"].map((name) => fetchVerified(base + name, config.sri && config.sri[name]));
+  for (const script of scripts) (await script)();  // fetched in parallel, run in order
+  postMessage({ type: "progress", text: config.packages.join(", ") });
+  // Packages named here download while Python boots; a wheel that fails its sha256 only logs an error,
+  // so the imports below are what prove the packages arrived.
   pyodide = await loadPyodide({
     indexURL: base,
+    packages: config.packages,
     env: { MPLBACKEND: "Agg" },  // the browser backend needs a DOM; we render figures to PNG ourselves
     stdout: () => {}, stderr: () => {},
   });
-  postMessage({ type: "progress", text: config.packages.join(", ") });
-  const loadErrors = [];
-  // loadPackage resolves even when a wheel fails its sha256 check; the error callback is the only sign.
-  await pyodide.loadPackage(config.packages, { errorCallback: (msg) => loadErrors.push(msg) });
-  if (loadErrors.length) throw new Error(loadErrors.join("; "));
   for (const [name, stream] of [["stdout", "setStdout"], ["stderr", "setStderr"]]) {
     pyodide[stream]({ write: (buf) => {
       postMessage({ type: "stream", id: currentId, name, text: decoder.decode(buf) });

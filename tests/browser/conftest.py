@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import http.server
+import json
 import re
 import subprocess
 import sys
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import pypandoc
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 EXTENSION = ROOT / "_extensions" / "pyodide-cells"
@@ -29,10 +31,8 @@ CHROMIUM_FLAGS = [
 ]
 READY_TIMEOUT_MS = 90_000
 TRAINED_WEIGHTS = ROOT / "results" / "weights" / "char_llama.npz"
-# The site's files, as _quarto.yml lists them (paths relative to the site root).
-SITE_FILES = ("[{src: src/llmparts/__init__.py, dest: llmparts/__init__.py}, "
-              "{src: src/llmparts/numpy_model.py, dest: llmparts/numpy_model.py}, "
-              "{src: results/weights/char_llama.npz, dest: char_llama.npz}]")
+# The files the worker places in Python's filesystem, exactly as the book's _quarto.yml lists them.
+SITE_FILES = json.dumps(yaml.safe_load((ROOT / "_quarto.yml").read_text(encoding="utf-8"))["pyodide"]["files"])
 FENCE = re.compile(r"^(\s*)```\{(pyodide)\}", re.MULTILINE)
 
 
