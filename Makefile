@@ -11,7 +11,7 @@ export TINYSHAKESPEARE ?= $(abspath data/tinyshakespeare/input.txt)
 run_name ?= default
 args ?=
 
-.PHONY: help venv test test-fast train sample reproduce smoke bench clean
+.PHONY: help venv pyodide-assets test test-fast train sample reproduce smoke bench clean
 
 help:
 	@echo "make test        create .venv, install, run every test"
@@ -30,7 +30,11 @@ $(VENV)/.installed: pyproject.toml
 
 venv: $(VENV)/.installed
 
-test: venv
+# Offline Pyodide 0.27.7 for the browser tests, verified against the official lock file (cached in build/).
+pyodide-assets: venv
+	$(PY) scripts/build_pyodide_assets.py
+
+test: venv pyodide-assets
 	$(PY) -m pytest -q
 
 test-fast: venv
@@ -48,8 +52,9 @@ reproduce: venv
 smoke: venv
 	$(PY) -m llmparts.cli reproduce --smoke --out_dir build/smoke $(args)
 
-bench: venv
+bench: venv pyodide-assets
 	$(PY) -m llmparts.cli bench $(args)
+	$(PY) scripts/bench_browser.py
 
 clean:
 	rm -rf build .pytest_cache .hypothesis
