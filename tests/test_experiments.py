@@ -139,6 +139,18 @@ def test_bad_arguments_exit_2_with_one_clear_message(argv, message, capsys):
     assert message in capsys.readouterr().err
 
 
+def test_missing_dataset_exits_2_with_one_line_before_any_training(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("TINYSHAKESPEARE", str(tmp_path / "absent.txt"))
+    experiments.dataset.cache_clear()
+    try:
+        assert experiments.main(["--only", "ablation", "--smoke", "--out_dir", str(tmp_path)]) == 2
+    finally:
+        experiments.dataset.cache_clear()
+    err = capsys.readouterr().err
+    assert "absent.txt" in err and "is not a file" in err and "Traceback" not in err
+    assert not (tmp_path / "results").exists()
+
+
 def test_tiny_modern_rejects_zero_steps():
     proc = subprocess.run([sys.executable, str(REPO_ROOT / "examples" / "tiny_modern.py"), "--steps", "0"],
                           capture_output=True, text=True)

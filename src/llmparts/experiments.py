@@ -30,7 +30,7 @@ import numpy as np
 import torch
 
 from . import report
-from .data import fixed_batches, load_dataset
+from .data import DataError, fixed_batches, load_dataset
 from .model import GPT, ModelConfig, kv_cache_bytes_per_token
 from .provenance import CORE_SOURCES, REPO_ROOT, provenance
 from .train import VAL_SEED, TrainConfig, evaluate, train
@@ -356,6 +356,12 @@ def main(argv=None) -> int:
                                                   **data})
         print(f"wrote {results_dir / f'{name}.json'}", flush=True)
 
+    if set(args.selected) - {"llama2"}:
+        try:  # fail here with one line, not in a worker process with a traceback
+            dataset()
+        except DataError as e:
+            print(f"llmparts reproduce: error: {e}", file=sys.stderr)
+            return 2
     tasks = build_tasks(args.selected, scale, args.threads, weights_path)
     outputs = run_tasks(tasks, min(args.jobs, max(1, len(tasks))), start)
     by_experiment: dict[str, list[tuple[dict, dict]]] = {}
