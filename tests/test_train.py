@@ -221,7 +221,7 @@ def test_unavailable_device_is_refused(ds):
 
 
 def test_bfloat16_autocast_trains_close_to_float32(ds):
-    fp32 = train(TINY, tiny_config(), ds)
+    fp32 = train(TINY, tiny_config(dtype="float32"), ds)
     bf16 = train(TINY, tiny_config(dtype="bfloat16"), ds)
     assert bf16.final_val_loss == pytest.approx(fp32.final_val_loss, abs=0.05)
     assert bf16.final_val_loss != fp32.final_val_loss
@@ -229,7 +229,7 @@ def test_bfloat16_autocast_trains_close_to_float32(ds):
 
 @pytest.mark.slow
 def test_two_process_ddp_matches_one_process_with_the_same_global_batch(tmp_path):
-    common = [*TINY_ARGS, "--max_iters", "8", "--eval_interval", "4", "--lr", "1e-2"]
+    common = [*TINY_ARGS, "--max_iters", "8", "--eval_interval", "4", "--lr", "1e-2", "--dtype", "float32"]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     single = subprocess.run([sys.executable, "-m", "llmparts.train", *common, "--out_dir", str(tmp_path / "one")],
                             env=env, capture_output=True, text=True, timeout=120)

@@ -49,7 +49,9 @@ class TrainConfig:
     final_eval_batches: int = 200
     seed: int = 1337
     device: str = "cpu"
-    dtype: str = "float32"
+    # bench.py on the 2-core Zen 5 CPU: bfloat16 autocast is 1.24-1.34x the float32 step at the same val loss
+    # after 2000 iterations; torch.compile adds only ~3% more and costs 10-20 s of compilation per config.
+    dtype: str = "bfloat16"
     compile: bool = False
     threads: int | None = None  # None = torch's default
     checkpoint_interval: int = 500
@@ -405,7 +407,7 @@ def train(model_config: ModelConfig, train_config: TrainConfig, dataset: Dataset
                     if out_dir:
                         with open(out_dir / "log.jsonl", "a") as f:
                             f.write(json.dumps(record) + "\n")
-                    if cfg.quiet is False:
+                    if not cfg.quiet:
                         bar.write(f"iter {done}: train {record['train_loss']:.4f}, val {val_loss:.4f}")
                 loss_sum, loss_count = torch.zeros((), device=device), 0
             if done % cfg.checkpoint_interval == 0 or done == cfg.max_iters:
@@ -416,8 +418,7 @@ def train(model_config: ModelConfig, train_config: TrainConfig, dataset: Dataset
                                 mfu=f"{100 * flops_per_step * timed_steps / step_time / peak:.1f}%")
             bar.update(1)
             if signals.signum is not None:
-                if done % cfg.checkpoint_interval != 0 and done != cfg.max_iters:
-                    checkpoint(done)
+                checkpoint(done)
                 bar.close()
                 raise TrainingInterrupted(signals.signum, done, ckpt_path if out_dir and is_main else None)
     bar.close()
