@@ -139,9 +139,13 @@ def test_bench_compares_against_the_eager_reference_and_writes_json(tmp_path, ca
                      "--out", str(out)]) == 0
     result = json.loads(out.read_text())
     training = result["training"]
-    assert list(training) == ["reference", "fused_adamw", "fused_adamw+bf16", "default"]
+    assert list(training) == ["reference", "fused_adamw", "fused_adamw+bf16 flash_attn", "fused_adamw+bf16 math_attn",
+                              "default"]
     assert training["reference"]["speedup_vs_reference"] == 1.0
-    assert (training["reference"]["dtype"], training["reference"]["fused_adamw"]) == ("float32", False)
+    reference = training["reference"]
+    assert (reference["dtype"], reference["fused_adamw"], reference["compile"]) == ("float32", False, False)
+    assert training["fused_adamw+bf16 flash_attn"]["cpu_attention"] == "FLASH_ATTENTION"
+    assert training["default"]["dtype"] == "bfloat16"
     for r in training.values():
         assert r["tokens_per_sec"] == pytest.approx(12 * 64 / (r["ms_per_iter"] / 1000))
     assert [g["attention"] for g in result["generation"]] == ["MHA", "GQA", "MQA"]

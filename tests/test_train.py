@@ -13,7 +13,7 @@ from llmparts import train as train_mod
 from llmparts.data import fixed_batches, load_dataset
 from llmparts.model import GPT, ModelConfig
 from llmparts.train import (CheckpointError, TrainConfig, TrainingInterrupted, evaluate, flops_per_token, get_lr,
-                            load_checkpoint, save_checkpoint, train)
+                            load_checkpoint, precision_context, save_checkpoint, train)
 
 TINY = ModelConfig(n_layer=1, n_head=2, n_embd=16, block_size=16)
 TINY_ARGS = ["--n_layer", "1", "--n_head", "2", "--n_embd", "16", "--block_size", "16", "--seq_len", "16",
@@ -225,6 +225,14 @@ def test_bfloat16_autocast_trains_close_to_float32(ds):
     bf16 = train(TINY, tiny_config(dtype="bfloat16"), ds)
     assert bf16.final_val_loss == pytest.approx(fp32.final_val_loss, abs=0.05)
     assert bf16.final_val_loss != fp32.final_val_loss
+
+
+def test_low_precision_on_cpu_autocasts_and_uses_math_attention():
+    with precision_context("cpu", "bfloat16"):
+        assert torch.is_autocast_enabled("cpu") and torch.get_autocast_dtype("cpu") == torch.bfloat16
+        assert torch.backends.cuda.math_sdp_enabled() and not torch.backends.cuda.flash_sdp_enabled()
+    with precision_context("cpu", "float32"):
+        assert not torch.is_autocast_enabled("cpu") and torch.backends.cuda.flash_sdp_enabled()
 
 
 @pytest.mark.slow

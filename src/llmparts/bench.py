@@ -2,7 +2,7 @@
 
 Training: a plain eager reference of our own model (float32, no compile, for-loop AdamW, as nanoGPT
 runs on a CPU) against the default TrainConfig path, with the steps in between so one sees where the
-time goes. Variants take turns, a few steps each, for several rounds; the median round is reported, so
+time goes (float32 attention backends run at the same speed, so the reference keeps torch's default). Variants take turns, a few steps each, for several rounds; the median round is reported, so
 a burst of load from other processes hurts every variant alike. Then generation tokens/s with and
 without the KV cache (MHA, GQA, MQA) and the NumPy port's forward time.
 """
@@ -20,31 +20,34 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from torch.nn.attention import SDPBackend
 
 from .data import get_batch, load_dataset
 from .model import GPT, ModelConfig, kv_cache_bytes_per_token
 from .numpy_model import NumpyGPT
-from .train import (ArgumentParser, TrainConfig, flops_per_token, make_optimizer, peak_flops, train_step)
+from .train import ArgumentParser, TrainConfig, flops_per_token, make_optimizer, peak_flops, train_step
 
 BASELINE = ModelConfig()  # the ablation baseline: 4 layers, 4 heads, n_embd 128, block 64, no bias, dropout 0
 
 
 def training_variants(default: TrainConfig, with_compile: bool) -> dict:
-    """name -> (fused AdamW, TrainConfig): from the eager reference to the default path, one change at a time."""
+    """name -> (fused AdamW, CPU attention backend, TrainConfig): from the eager reference to the default
+    path, one change at a time."""
     reference = replace(default, dtype="float32", compile=False)
+    bf16 = replace(reference, dtype="bfloat16")
     variants = {
-        "reference": (False, reference),
-        "fused_adamw": (True, reference),
-        "fused_adamw+bf16": (True, replace(reference, dtype="bfloat16")),
+        "reference": (False, SDPBackend.MATH, reference),
+        "fused_adamw": (True, SDPBackend.MATH, reference),
+        "fused_adamw+bf16 flash_attn": (True, SDPBackend.FLASH_ATTENTION, bf16),
+        "fused_adamw+bf16 math_attn": (True, SDPBackend.MATH, bf16),
     }
     if with_compile:
-        variants["fused_adamw+compile"] = (True, replace(reference, compile=True))
-        variants["fused_adamw+bf16+compile"] = (True, replace(reference, dtype="bfloat16", compile=True))
-    variants["default"] = (True, default if with_compile else replace(default, compile=False))
+        variants["fused_adamw+bf16 math_attn+compile"] = (True, SDPBackend.MATH, replace(bf16, compile=True))
+    variants["default"] = (True, SDPBackend.MATH, default if with_compile else replace(default, compile=False))
     return variants
 
 
-def make_stepper(model_config: ModelConfig, fused: bool, cfg: TrainConfig, train_ids):
+def make_stepper(model_config: ModelConfig, fused: bool, cpu_attention, cfg: TrainConfig, train_ids):
     """A function that runs n training steps of a fresh model exactly as train() does."""
     torch.manual_seed(cfg.seed)
     model = GPT(model_config)
@@ -56,16 +59,16 @@ def make_stepper(model_config: ModelConfig, fused: bool, cfg: TrainConfig, train
     def run(n: int):
         for _ in range(n):
             x, y = get_batch(train_ids, cfg.batch_size, cfg.seq_len, generator)
-            loss = train_step(runner, model, optimizer, scaler, x, y, cfg)
+            loss = train_step(runner, model, optimizer, scaler, x, y, cfg, cpu_attention)
         return loss.item()
     return run
 
 
 def bench_training(variants: dict, model_config: ModelConfig, rounds: int, steps: int, train_ids) -> dict:
     steppers, warmup_s = {}, {}
-    for name, (fused, cfg) in variants.items():
+    for name, (fused, cpu_attention, cfg) in variants.items():
         t0 = time.perf_counter()
-        steppers[name] = make_stepper(model_config, fused, cfg, train_ids)
+        steppers[name] = make_stepper(model_config, fused, cpu_attention, cfg, train_ids)
         steppers[name](2)  # compilation and first-touch allocations happen here, not in the timing
         warmup_s[name] = time.perf_counter() - t0
     times = {name: [] for name in variants}
@@ -74,7 +77,7 @@ def bench_training(variants: dict, model_config: ModelConfig, rounds: int, steps
             t0 = time.perf_counter()
             run(steps)
             times[name].append((time.perf_counter() - t0) / steps)
-    any_cfg = next(iter(variants.values()))[1]
+    any_cfg = next(iter(variants.values()))[2]
     tokens = any_cfg.batch_size * any_cfg.seq_len
     flops = flops_per_token(model_config, any_cfg.seq_len) * tokens
     peak = peak_flops("cpu", torch.get_num_threads())
@@ -83,8 +86,10 @@ def bench_training(variants: dict, model_config: ModelConfig, rounds: int, steps
         median = statistics.median(ts)
         out[name] = {"ms_per_iter": 1000 * median, "ms_per_iter_min": 1000 * min(ts),
                      "tokens_per_sec": tokens / median, "mfu": flops / median / peak,
-                     "warmup_s": warmup_s[name], "compile": variants[name][1].compile,
-                     "dtype": variants[name][1].dtype, "fused_adamw": variants[name][0]}
+                     "warmup_s": warmup_s[name], "compile": variants[name][2].compile,
+                     "dtype": variants[name][2].dtype, "fused_adamw": variants[name][0],
+                     "cpu_attention": "torch default" if variants[name][2].dtype == "float32"
+                     else variants[name][1].name}
     for name in out:
         out[name]["speedup_vs_reference"] = out["reference"]["ms_per_iter"] / out[name]["ms_per_iter"]
     return out
@@ -162,9 +167,9 @@ def main(argv=None) -> int:
 
     print(f"training, baseline model, batch {default.batch_size} x {default.seq_len}, "
           f"{torch.get_num_threads()} threads (median of {args.rounds} rounds of {args.steps} steps)")
-    print(f"{'variant':28} {'ms/iter':>8} {'tokens/s':>9} {'MFU':>6} {'vs ref':>7} {'warmup s':>9}")
+    print(f"{'variant':36} {'ms/iter':>8} {'tokens/s':>9} {'MFU':>6} {'vs ref':>7} {'warmup s':>9}")
     for name, r in training.items():
-        print(f"{name:28} {r['ms_per_iter']:8.1f} {r['tokens_per_sec']:9,.0f} {100 * r['mfu']:5.1f}% "
+        print(f"{name:36} {r['ms_per_iter']:8.1f} {r['tokens_per_sec']:9,.0f} {100 * r['mfu']:5.1f}% "
               f"{r['speedup_vs_reference']:6.2f}x {r['warmup_s']:9.1f}")
     print(f"\ngeneration, {args.new_tokens} new tokens, greedy")
     print(f"{'attention':10} {'cached tok/s':>12} {'uncached tok/s':>14} {'speedup':>8} {'cache KiB':>10} identical")

@@ -14,12 +14,13 @@ import signal
 import sys
 import threading
 import time
-from contextlib import nullcontext
+from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 import torch
 import torch.distributed as dist
+from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.nn.parallel import DistributedDataParallel as DDP
 from tqdm import tqdm
 
@@ -49,8 +50,8 @@ class TrainConfig:
     final_eval_batches: int = 200
     seed: int = 1337
     device: str = "cpu"
-    # bench.py on the 2-core Zen 5 CPU: bfloat16 autocast is 1.24-1.34x the float32 step at the same val loss
-    # after 2000 iterations; torch.compile adds only ~3% more and costs 10-20 s of compilation per config.
+    # bench.py on the 2-core Zen 5 CPU: bfloat16 autocast (with math attention, see precision_context) is
+    # ~1.9x the float32 step; torch.compile adds little and costs 10-20 s of compilation per config.
     dtype: str = "bfloat16"
     compile: bool = False
     threads: int | None = None  # None = torch's default
@@ -284,16 +285,21 @@ def make_optimizer(model: GPT, cfg: TrainConfig, fused: bool = True):
     return torch.optim.AdamW(groups, lr=cfg.lr, betas=(cfg.beta1, cfg.beta2), fused=fused or None)
 
 
-def autocast_for(device_type: str, dtype: str):
-    """float32 runs as is; bfloat16/float16 run matmuls in low precision, weights and optimizer stay float32."""
-    if dtype == "float32":
-        return nullcontext()
-    return torch.autocast(device_type=device_type, dtype=DTYPES[dtype])
+def precision_context(device_type: str, dtype: str, cpu_attention=SDPBackend.MATH):
+    """float32 runs as is. bfloat16/float16 autocast the matmuls (weights and optimizer stay float32);
+    on CPU, attention then takes SDPA's plain math path: the fused CPU flash kernel's bfloat16 backward
+    takes longer than the rest of the step at this size, the math path is ~1.4x faster overall (bench.py)."""
+    stack = ExitStack()
+    if dtype != "float32":
+        stack.enter_context(torch.autocast(device_type=device_type, dtype=DTYPES[dtype]))
+        if device_type == "cpu":
+            stack.enter_context(sdpa_kernel(cpu_attention))
+    return stack
 
 
-def train_step(runner, model: GPT, optimizer, scaler, x, y, cfg: TrainConfig):
+def train_step(runner, model: GPT, optimizer, scaler, x, y, cfg: TrainConfig, cpu_attention=SDPBackend.MATH):
     """One optimizer step on batch (x, y); runner is the model, maybe compiled or wrapped in DDP."""
-    with autocast_for(x.device.type, cfg.dtype):
+    with precision_context(x.device.type, cfg.dtype, cpu_attention):
         _, loss = runner(x, y)
     scaler.scale(loss).backward()
     if cfg.grad_clip > 0:
@@ -399,7 +405,7 @@ def train(model_config: ModelConfig, train_config: TrainConfig, dataset: Dataset
                     dist.all_reduce(loss_sum)
                     loss_sum /= world_size
                 if is_main:
-                    with autocast_for(device_type, cfg.dtype):
+                    with precision_context(device_type, cfg.dtype):
                         val_loss = evaluate(compiled, val_batches)
                     record = {"iter": done, "train_loss": (loss_sum / loss_count).item(), "val_loss": val_loss,
                               "lr": lr}
@@ -424,7 +430,7 @@ def train(model_config: ModelConfig, train_config: TrainConfig, dataset: Dataset
     bar.close()
 
     final_batches = fixed_batches(data.val, cfg.final_eval_batches, cfg.batch_size, cfg.seq_len, seed=VAL_SEED)
-    with autocast_for(device_type, cfg.dtype):
+    with precision_context(device_type, cfg.dtype):
         final_val_loss = evaluate(compiled, final_batches) if is_main else float("nan")
     tokens_per_sec = tokens_per_step * timed_steps / step_time if timed_steps else 0.0
     return TrainResult(model=model, history=history, final_val_loss=final_val_loss, tokens_per_sec=tokens_per_sec,
