@@ -128,6 +128,11 @@ def test_train_subcommand_is_python_m_llmparts_train(monkeypatch):
     assert seen == [(["--use_rope"], "llmparts train")]
 
 
+def test_no_command_prints_usage_and_exits_2(capsys):
+    assert cli.main([]) == 2
+    assert capsys.readouterr().err.startswith("usage: llmparts {train,sample,reproduce,bench}")
+
+
 def test_unknown_command_exits_2(capsys):
     assert cli.main(["serve"]) == 2
     assert "unknown command 'serve'" in one_line_error(capsys)

@@ -58,9 +58,12 @@ def sample_main(argv) -> int:
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    if not argv or argv[0] in ("-h", "--help"):
+    if not argv:
+        print(USAGE, end="", file=sys.stderr)
+        return 2
+    if argv[0] in ("-h", "--help"):
         print(USAGE, end="")
-        return 0 if argv else 2
+        return 0
     command, rest = argv[0], argv[1:]
     if command == "train":
         from .train import main as train_main
