@@ -149,7 +149,8 @@ def peak_flops(device: str, threads: int) -> float:
     """Assumed peak FLOP/s of the hardware MFU is measured against.
 
     CPU: 64 float32 FLOPs per cycle per core (two 512-bit FMA pipes of 16 lanes, as on the AMD Zen 5
-    EPYC this project is measured on) at its 2.6 GHz base clock, times the threads torch uses. CUDA: an A100's 312 TFLOP/s bf16 tensor-core peak.
+    EPYC this project is measured on) at its 2.6 GHz base clock, times the threads torch uses; bfloat16
+    runs are measured against the same float32 peak, so their MFU says how much faster they got. CUDA: an A100's 312 TFLOP/s bf16 tensor-core peak.
     """
     if device.startswith("cuda"):
         return 312e12
