@@ -433,6 +433,10 @@ def train(model_config: ModelConfig, train_config: TrainConfig, dataset: Dataset
     final_batches = fixed_batches(data.val, cfg.final_eval_batches, cfg.batch_size, cfg.seq_len, seed=VAL_SEED)
     with precision_context(device_type, cfg.dtype):
         final_val_loss = evaluate(compiled, final_batches) if is_main else float("nan")
+    if world_size > 1:
+        # Leave together: a gloo rank that exits while rank 0 still evaluates can abort ("terminate called
+        # without an active exception"), failing the whole torchrun job.
+        dist.barrier()
     tokens_per_sec = tokens_per_step * timed_steps / step_time if timed_steps else 0.0
     return TrainResult(model=model, history=history, final_val_loss=final_val_loss, tokens_per_sec=tokens_per_sec,
                        wall_time_s=time.perf_counter() - start_time, num_params=model.num_params(),
