@@ -13,25 +13,17 @@ has written it, else a random model of the same shape (speed does not depend on 
 from __future__ import annotations
 
 import argparse
-import functools
-import http.server
 import json
 import re
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
-import pypandoc
 import yaml
 
-ROOT = Path(__file__).resolve().parent.parent
-EXTENSION = ROOT / "_extensions" / "pyodide-cells"
-TRAINED_WEIGHTS = ROOT / "results" / "weights" / "char_llama.npz"
-CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                  "--no-first-run", "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"]
+from browser_site import CHROMIUM, CHROMIUM_FLAGS, ROOT, Site, lay_out
 
 PAGE = """---
 lang: en
@@ -41,12 +33,12 @@ pyodide:
   files: FILES
 ---
 
-```{.pyodide}
+```{pyodide}
 import matplotlib.pyplot as plt
 plt.plot([0, 1, 4, 9]);
 ```
 
-```{.pyodide}
+```{pyodide}
 import json, time
 import numpy as np
 from llmparts.numpy_model import NumpyGPT, CharTokenizer
@@ -70,43 +62,9 @@ print(json.dumps({"block_size": block, "params": model.num_params(), "forward_ms
 """
 
 
-class Handler(http.server.SimpleHTTPRequestHandler):
-    extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map, ".wasm": "application/wasm",
-                      ".js": "text/javascript"}
-
-    def log_message(self, *args):
-        pass
-
-
-def build_site(root: Path) -> str:
-    if not (ROOT / "build" / "pyodide" / "pyodide.asm.wasm").exists():
-        subprocess.run([sys.executable, str(ROOT / "scripts" / "build_pyodide_assets.py")], check=True)
-    (root / "pyodide").symlink_to(ROOT / "build" / "pyodide")
-    (root / "pyodide-cells").symlink_to(EXTENSION)
-    (root / "src").symlink_to(ROOT / "src")
-    weights_path = root / "results" / "weights" / "char_llama.npz"
-    weights_path.parent.mkdir(parents=True)
-    if TRAINED_WEIGHTS.exists():
-        weights_path.symlink_to(TRAINED_WEIGHTS)
-        weights = "trained"
-    else:
-        import torch
-
-        from llmparts.export import to_npz
-        from llmparts.model import GPT, ModelConfig
-
-        torch.manual_seed(0)
-        chars = "\n !$&',-.3:;?ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-        config = ModelConfig(vocab_size=len(chars), block_size=64, n_layer=4, n_head=4, n_kv_head=2, n_embd=128,
-                             use_rmsnorm=True, use_swiglu=True, use_rope=True)
-        to_npz(GPT(config), weights_path, chars=chars)
-        weights = "random stand-in (results/weights/char_llama.npz not written yet)"
+def page_markdown() -> str:
     files = yaml.safe_load((ROOT / "_quarto.yml").read_text(encoding="utf-8"))["pyodide"]["files"]
-    body = pypandoc.convert_text(PAGE.replace("FILES", json.dumps(files)), "html", format="markdown",
-                                 extra_args=[f"--lua-filter={EXTENSION / 'pyodide-cells.lua'}"])
-    (root / "bench.html").write_text(f'<!doctype html><html lang="en"><head><meta charset="utf-8"></head>'
-                                     f"<body>{body}</body></html>", encoding="utf-8")
-    return weights
+    return PAGE.replace("FILES", json.dumps(files))
 
 
 def measure(context, url: str) -> dict:
@@ -131,7 +89,7 @@ def measure(context, url: str) -> dict:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--chromium", default="/usr/bin/chromium")
+    parser.add_argument("--chromium", default=CHROMIUM)
     parser.add_argument("--json", type=Path, help="also write the numbers to this file")
     args = parser.parse_args(argv)
     from playwright.sync_api import sync_playwright
@@ -139,18 +97,16 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         site, profile = Path(tmp) / "site", Path(tmp) / "profile"
         site.mkdir()
-        weights = build_site(site)
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0),
-                                                 functools.partial(Handler, directory=str(site)))
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        url = f"http://127.0.0.1:{server.server_port}/bench.html"
+        weights = lay_out(site)
+        served = Site(site)
+        url = served.page("bench", page_markdown())
         with sync_playwright() as pw:
             context = pw.chromium.launch_persistent_context(str(profile), executable_path=args.chromium,
                                                             headless=True, args=CHROMIUM_FLAGS)
             cold = measure(context, url)
             warm = measure(context, url)
             context.close()
-        server.shutdown()
+        served.shutdown()
     version = re.search(r"Chromium [\d.]+", subprocess.run([args.chromium, "--version"], capture_output=True,
                                                            text=True).stdout)
     report = {"chromium": version.group(0) if version else "?", "weights": weights, "cold": cold, "warm": warm}

@@ -1,95 +1,25 @@
 """Offline browser fixtures: Pyodide 0.27.7 served from 127.0.0.1, headless Debian Chromium, every other host blocked.
 
-Pages are Markdown run through the extension's Lua filter with pandoc (as Quarto would), wrapped in a minimal
-HTML page and served next to the extension's files, the offline Pyodide folder and the project's sources.
+The site itself (layout, server, pages rendered through the extension's Lua filter) is scripts/browser_site.py,
+shared with the browser bench.
 """
 
 from __future__ import annotations
 
-import functools
-import http.server
 import json
-import re
-import subprocess
 import sys
-import threading
 from pathlib import Path
 
-import pypandoc
 import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
-EXTENSION = ROOT / "_extensions" / "pyodide-cells"
-PYODIDE_DIR = ROOT / "build" / "pyodide"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_FLAGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-    "--no-first-run",
-    # Every host but ours fails to resolve: the tests must pass with no network at all.
-    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
-]
+sys.path.insert(0, str(ROOT / "scripts"))
+from browser_site import CHROMIUM, CHROMIUM_FLAGS, Site, ensure_pyodide_assets, lay_out  # noqa: E402
+
 READY_TIMEOUT_MS = 90_000
-TRAINED_WEIGHTS = ROOT / "results" / "weights" / "char_llama.npz"
 # The files the worker places in Python's filesystem, exactly as the book's _quarto.yml lists them.
 SITE_FILES = json.dumps(yaml.safe_load((ROOT / "_quarto.yml").read_text(encoding="utf-8"))["pyodide"]["files"])
-FENCE = re.compile(r"^(\s*)```\{(pyodide)\}", re.MULTILINE)
-
-
-def render_fragment(markdown: str) -> str:
-    """The filter's HTML for a .qmd text; ```{pyodide} fences are rewritten as Quarto's reader does."""
-    return pypandoc.convert_text(FENCE.sub(r"\1```{.\2}", markdown), "html", format="markdown",
-                                 extra_args=[f"--lua-filter={EXTENSION / 'pyodide-cells.lua'}"])
-
-
-def char_vocab() -> str:
-    """tinyshakespeare's 65 characters, so chapter prompts encode with the stand-in model too."""
-    from llmparts.data import dataset_path
-
-    return "".join(sorted(set(dataset_path().read_text(encoding="utf-8"))))
-
-
-def export_random_char_model(path: Path):
-    """Until `make reproduce` has trained the book's char model, a small random one with its layout stands in."""
-    import torch
-
-    from llmparts.export import to_npz
-    from llmparts.model import GPT, ModelConfig
-
-    chars = char_vocab()
-    torch.manual_seed(0)
-    config = ModelConfig(vocab_size=len(chars), block_size=128, n_layer=2, n_head=4, n_kv_head=2, n_embd=64,
-                         use_rmsnorm=True, use_swiglu=True, use_rope=True)
-    to_npz(GPT(config), path, chars=chars)
-
-
-class QuietHandler(http.server.SimpleHTTPRequestHandler):
-    # Without application/wasm, loadPyodide hangs with only a console warning.
-    extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map,
-                      ".wasm": "application/wasm", ".mjs": "text/javascript", ".js": "text/javascript",
-                      ".whl": "application/zip", ".npz": "application/octet-stream"}
-
-    def log_message(self, *args):
-        pass
-
-
-class Site:
-    """A folder served on 127.0.0.1: pyodide/, pyodide-cells/, src/ and the pages the tests write."""
-
-    def __init__(self, root: Path):
-        self.root = root
-        handler = functools.partial(QuietHandler, directory=str(root))
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self.url = f"http://127.0.0.1:{self.server.server_port}/"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def page(self, name: str, markdown: str, lang: str = "en") -> str:
-        """Write name.html from a .qmd text; return its URL."""
-        body = render_fragment(markdown)
-        html = (f'<!doctype html>\n<html lang="{lang}">\n<head><meta charset="utf-8"><title>{name}</title></head>\n'
-                f'<body>\n<main>\n{body}\n</main>\n</body>\n</html>\n')
-        (self.root / f"{name}.html").write_text(html, encoding="utf-8")
-        return self.url + f"{name}.html"
 
 
 def page_markdown(cells: list[str], lang: str = "en", **options) -> str:
@@ -107,26 +37,16 @@ def site_files() -> str:
 
 @pytest.fixture(scope="session")
 def pyodide_dir() -> Path:
-    if not (PYODIDE_DIR / "pyodide.asm.wasm").exists():
-        subprocess.run([sys.executable, str(ROOT / "scripts" / "build_pyodide_assets.py")], check=True)
-    return PYODIDE_DIR
+    return ensure_pyodide_assets()
 
 
 @pytest.fixture(scope="session")
 def site(tmp_path_factory, pyodide_dir) -> Site:
     root = tmp_path_factory.mktemp("site")
-    (root / "pyodide").symlink_to(pyodide_dir)
-    (root / "pyodide-cells").symlink_to(EXTENSION)
-    (root / "src").symlink_to(ROOT / "src")
-    weights = root / "results" / "weights" / "char_llama.npz"
-    weights.parent.mkdir(parents=True)
-    if TRAINED_WEIGHTS.exists():
-        weights.symlink_to(TRAINED_WEIGHTS)
-    else:
-        export_random_char_model(weights)
+    lay_out(root)
     served = Site(root)
     yield served
-    served.server.shutdown()
+    served.shutdown()
 
 
 @pytest.fixture(scope="session")
