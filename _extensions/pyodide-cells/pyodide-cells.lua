@@ -117,9 +117,8 @@ local function page_config(meta)
   if type(config) ~= "table" then
     error("the pyodide: metadata key must be a map (version, base-url, packages, timeout, files)", 0)
   end
-  if quarto and quarto.project and quarto.project.offset then
-    config.root = quarto.project.offset():gsub("/+$", "") .. "/"  -- files are listed relative to the project root
-  end
+  -- Under Quarto the `files` paths arrive already relative to the page (Quarto rewrites project-level paths
+  -- that name existing files), so the page itself is their root; plain pandoc leaves them as written.
   return config
 end
 
@@ -148,7 +147,9 @@ function Pandoc(doc)
   local block_number, cell_number = 0, 0
   doc.blocks = doc.blocks:walk({
     CodeBlock = function(block)
-      if not block.classes:includes("pyodide") then
+      -- Quarto hands the filter ```{pyodide} blocks with the class "{pyodide}", braces included;
+      -- pandoc's reader gives "pyodide" for ```{.pyodide}.
+      if not (block.classes:includes("{pyodide}") or block.classes:includes("pyodide")) then
         return nil
       end
       block_number = block_number + 1
