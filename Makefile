@@ -6,15 +6,26 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 TORCH_VERSION ?= 2.13.0
-export TINYSHAKESPEARE ?= $(abspath data/tinyshakespeare/input.txt)
+# Where pip looks for torch: empty is pip's own configuration (here a local CPU wheel); the GitHub
+# workflows pass https://download.pytorch.org/whl/cpu so that they get the CPU build, not the CUDA one.
+TORCH_INDEX_URL ?=
+# System packages (Chromium, a CJK font, npm) are checked by one script, which installs what is missing
+# where this machine allows it (apt-get as root or with password-less sudo) and otherwise stops with one
+# line naming the command to run.
+SYSTEM_DEPS := $(PY) scripts/system_deps.py
+# `SKIP_BROWSER=1 make test` runs without Chromium, by choice; pytest's summary then says so.
+BROWSER_DEPS := $(if $(filter 1,$(SKIP_BROWSER)),,chromium)
+# The dataset is data/tinyshakespeare/input.txt, in the repository; $$TINYSHAKESPEARE, when you set it,
+# overrides it. Nothing is exported from here: a path that does not exist must never reach the code.
 
 run_name ?= default
 args ?=
 
-.PHONY: help venv pyodide-assets test test-fast train sample reproduce smoke bench clean
+.PHONY: help venv system-deps pyodide-assets test test-fast train sample reproduce smoke bench clean
 
 help:
-	@echo "make test        create .venv, install, run every test"
+	@echo "make test        create .venv, get Chromium, a CJK font and npm, run every test"
+	@echo "                 (SKIP_BROWSER=1 make test: every test but the browser ones, said in the summary)"
 	@echo "make reproduce   run every experiment, then write results/, images/ and tables"
 	@echo "make smoke       the whole pipeline at tiny scale (minutes)"
 	@echo "make bench       speed benchmarks (training, generation, NumPy, browser)"
@@ -24,17 +35,22 @@ help:
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
-	$(PIP) install -q torch==$(TORCH_VERSION)
+	$(PIP) install -q torch==$(TORCH_VERSION) $(if $(TORCH_INDEX_URL),--index-url $(TORCH_INDEX_URL))
 	$(PIP) install -q -e ".[test]"
 	touch $@
 
 venv: $(VENV)/.installed
 
+# What the tests need from the system: Chromium (unless SKIP_BROWSER=1), the CJK font of the zh figures, npm.
+system-deps: venv
+	$(SYSTEM_DEPS) $(BROWSER_DEPS) cjk-font npm
+
 # Offline Pyodide 0.27.7 for the browser tests, verified against the official lock file (cached in build/).
 pyodide-assets: venv
+	$(SYSTEM_DEPS) npm
 	$(PY) scripts/build_pyodide_assets.py
 
-test: venv pyodide-assets
+test: venv system-deps pyodide-assets
 	$(PY) -m pytest -q
 
 test-fast: venv
@@ -47,12 +63,15 @@ sample: venv
 	$(PY) -m llmparts.cli sample --run runs/$(run_name) $(args)
 
 reproduce: venv
+	$(SYSTEM_DEPS) cjk-font
 	$(PY) -m llmparts.cli reproduce $(args)
 
 smoke: venv
+	$(SYSTEM_DEPS) cjk-font
 	$(PY) -m llmparts.cli reproduce --smoke --out_dir build/smoke $(args)
 
 bench: venv pyodide-assets
+	$(SYSTEM_DEPS) chromium
 	$(PY) -m llmparts.cli bench $(args)
 	$(PY) scripts/bench_browser.py
 

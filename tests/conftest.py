@@ -1,6 +1,7 @@
-"""Shared fixtures: the 24 model variants and a re-init to weights of ordinary scale."""
+"""Shared fixtures: the 24 model variants and a re-init to weights of ordinary scale; SKIP_BROWSER=1."""
 
 import itertools
+import os
 
 import pytest
 import torch
@@ -37,3 +38,30 @@ def reinit_ordinary_scale(model: torch.nn.Module, std: float = 0.3, seed: int = 
 @pytest.fixture
 def ordinary_scale():
     return reinit_ordinary_scale
+
+
+# ---------------------------------------------------------------- SKIP_BROWSER=1
+# The browser tests run by default and fail when Chromium is missing; not running them is an explicit
+# choice, `SKIP_BROWSER=1 make test`, and the end of the run says how many were left out.
+BROWSER_SKIPPED = pytest.StashKey[int]()
+
+
+def skip_browser_requested() -> bool:
+    value = os.environ.get("SKIP_BROWSER", "")
+    if value not in ("", "0", "1"):
+        raise pytest.UsageError(f"SKIP_BROWSER ({value!r}) must be 1 (skip the browser tests), 0 or unset")
+    return value == "1"
+
+
+def pytest_collection_modifyitems(config, items):
+    if skip_browser_requested():
+        browser = [item for item in items if item.get_closest_marker("browser")]
+        for item in browser:
+            item.add_marker(pytest.mark.skip(reason="SKIP_BROWSER=1: browser test not run"))
+        config.stash[BROWSER_SKIPPED] = len(browser)
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    if BROWSER_SKIPPED in config.stash:
+        terminalreporter.write_line(f"SKIP_BROWSER=1: {config.stash[BROWSER_SKIPPED]} browser tests were not run",
+                                    yellow=True, bold=True)

@@ -1,4 +1,8 @@
+import functools
 import hashlib
+import http.server
+import threading
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -16,7 +20,7 @@ def ds():
 
 @pytest.fixture(scope="module")  # set up before no_env removes $TINYSHAKESPEARE
 def real_file():
-    return Path(dataset_path())
+    return Path(dataset_path()).resolve()  # absolute: some tests change the working directory
 
 
 @pytest.fixture
@@ -27,8 +31,38 @@ def no_env(monkeypatch, tmp_path):
     return tmp_path
 
 
+@pytest.fixture
+def local_server(tmp_path_factory):
+    """An HTTP server on 127.0.0.1 serving a folder: the download is tested without the internet."""
+    root = tmp_path_factory.mktemp("served")
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
+    handler.log_message = lambda *args: None
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    server.root, server.url = root, f"http://127.0.0.1:{server.server_address[1]}/"
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
 def test_dataset_path_prefers_env_and_checks_its_sha256(real_file):
     assert hashlib.sha256(real_file.read_bytes()).hexdigest() == DATA_SHA256
+
+
+def test_dataset_travels_with_the_repository_and_needs_no_network(monkeypatch):
+    repo = Path(__file__).resolve().parents[1]
+    committed = repo / "data/tinyshakespeare/input.txt"
+    assert committed.stat().st_size == 1_115_394
+    assert hashlib.sha256(committed.read_bytes()).hexdigest() == DATA_SHA256
+    assert "tinyshakespeare" in (committed.parent / "README.md").read_text(encoding="utf-8")
+
+    def no_network(*args, **kwargs):
+        raise AssertionError("dataset_path() went to the network although the file is in the repository")
+
+    monkeypatch.delenv("TINYSHAKESPEARE", raising=False)
+    monkeypatch.chdir(repo)
+    monkeypatch.setattr(urllib.request, "urlopen", no_network)
+    assert dataset_path() == Path("data/tinyshakespeare/input.txt")
 
 
 def test_env_pointing_to_missing_file_is_refused_with_the_path(monkeypatch, tmp_path):
@@ -45,30 +79,31 @@ def test_wrong_file_is_refused_with_what_to_do(monkeypatch, tmp_path):
         dataset_path()
 
 
-def test_missing_file_is_downloaded_verified_and_then_reused(no_env, monkeypatch, real_file):
-    monkeypatch.setattr(data, "DATA_URL", real_file.as_uri())
+def test_deleted_file_is_downloaded_over_http_verified_and_then_reused(no_env, monkeypatch, real_file, local_server):
+    (local_server.root / "input.txt").write_bytes(real_file.read_bytes())
+    monkeypatch.setattr(data, "DATA_URL", local_server.url + "input.txt")
     path = dataset_path()
     assert path == Path("data/tinyshakespeare/input.txt")
     assert path.read_bytes() == real_file.read_bytes()
     assert [p.name for p in path.parent.iterdir()] == ["input.txt"]  # no temporary file left behind
-    monkeypatch.setattr(data, "DATA_URL", "file:///nonexistent/input.txt")
-    assert dataset_path() == path  # present now: no second download
+    (local_server.root / "input.txt").unlink()  # the server has nothing now: a second download would fail
+    assert dataset_path() == path
 
 
-def test_download_with_wrong_content_writes_nothing(no_env, monkeypatch):
-    bad = no_env / "bad.txt"
-    bad.write_text("tampered")
-    monkeypatch.setattr(data, "DATA_URL", bad.as_uri())
+def test_download_with_wrong_content_writes_nothing(no_env, monkeypatch, local_server):
+    (local_server.root / "input.txt").write_text("tampered")
+    monkeypatch.setattr(data, "DATA_URL", local_server.url + "input.txt")
     with pytest.raises(DataError, match="nothing was written"):
         dataset_path()
     assert list((no_env / "data/tinyshakespeare").iterdir()) == []
 
 
-def test_no_network_and_no_file_gives_one_clear_message(no_env, monkeypatch):
-    monkeypatch.setattr(data, "DATA_URL", "file:///nonexistent/input.txt")
+def test_failed_download_and_no_file_gives_one_clear_message(no_env, monkeypatch, local_server):
+    url = local_server.url + "missing/input.txt"  # the server answers 404
+    monkeypatch.setattr(data, "DATA_URL", url)
     with pytest.raises(DataError) as e:
         dataset_path()
-    assert "download from file:///nonexistent/input.txt failed" in str(e.value)
+    assert f"download from {url} failed" in str(e.value) and "404" in str(e.value)
     assert "set TINYSHAKESPEARE" in str(e.value)
     assert "\n" not in str(e.value)
 

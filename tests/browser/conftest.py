@@ -18,8 +18,8 @@ sys.path.insert(0, str(ROOT / "scripts"))
 from browser_site import CHROMIUM, CHROMIUM_FLAGS, Site, ensure_pyodide_assets, lay_out  # noqa: E402
 
 READY_TIMEOUT_MS = 90_000
-# The files the worker places in Python's filesystem, exactly as the book's _quarto.yml lists them.
-SITE_FILES = json.dumps(yaml.safe_load((ROOT / "_quarto.yml").read_text(encoding="utf-8"))["pyodide"]["files"])
+# The files the worker places in Python's filesystem, exactly as book/quarto/_quarto.yml lists them.
+SITE_FILES = json.dumps(yaml.safe_load((ROOT / "book" / "quarto" / "_quarto.yml").read_text(encoding="utf-8"))["pyodide"]["files"])
 
 
 def page_markdown(cells: list[str], lang: str = "en", **options) -> str:
@@ -51,8 +51,10 @@ def site(tmp_path_factory, pyodide_dir) -> Site:
 
 @pytest.fixture(scope="session")
 def browser_context(tmp_path_factory):
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"{CHROMIUM} is missing: apt-get install chromium")
+    if not Path(CHROMIUM).exists():  # never a silent skip: SKIP_BROWSER=1 is the only way not to run these
+        pytest.fail(f"{CHROMIUM} is missing: run `make test` (installs it where it can) or "
+                    f"`sudo apt-get install -y --no-install-recommends chromium`; SKIP_BROWSER=1 skips the browser tests",
+                    pytrace=False)
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
