@@ -200,11 +200,24 @@ def test_missing_results_file_exits_2_naming_it(tmp_path, capsys):
 
 
 def test_missing_cjk_font_fails_with_the_install_command(monkeypatch):
-    import subprocess
+    from pathlib import Path
 
-    class Done:
-        stdout = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
+    import matplotlib
+    from matplotlib import font_manager
 
-    monkeypatch.setattr(subprocess, "run", lambda *a, **k: Done())
-    with pytest.raises(RuntimeError, match="apt-get install -y fonts-noto-cjk"):
+    latin_only = Path(matplotlib.get_data_path()) / "fonts" / "ttf" / "DejaVuSans.ttf"  # ships with matplotlib
+    monkeypatch.setattr(font_manager, "findSystemFonts", lambda *a, **k: [str(latin_only)])
+    with pytest.raises(RuntimeError, match=r"no font among the 1 .* install one: sudo apt-get install -y fonts-noto-cjk"):
         report.cjk_font_path()
+
+
+def test_cjk_font_is_chosen_because_it_draws_the_zh_labels(monkeypatch):
+    from pathlib import Path
+
+    import matplotlib
+    from matplotlib import font_manager
+
+    found = report.cjk_font_path()  # `make test` installs fonts-noto-cjk first where it can
+    latin_only = str(Path(matplotlib.get_data_path()) / "fonts" / "ttf" / "DejaVuSans.ttf")
+    monkeypatch.setattr(font_manager, "findSystemFonts", lambda *a, **k: [latin_only, found])
+    assert report.cjk_font_path() == found

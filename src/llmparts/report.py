@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import subprocess
 import sys
 from pathlib import Path
 
@@ -386,16 +385,21 @@ TABLES = {
 # ---------------------------------------------------------------- figures
 
 def cjk_font_path() -> str:
-    """Noto Sans CJK TC through fontconfig; fail clearly when no CJK font is installed."""
-    try:
-        out = subprocess.run(["fc-match", "-f", "%{file}", "Noto Sans CJK TC"],
-                             capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        out = ""
-    if "CJK" not in out:
-        raise RuntimeError("no CJK font found for the zh figures (fc-match 'Noto Sans CJK TC' returned "
-                           f"{out!r}); install one: apt-get install -y fonts-noto-cjk")
-    return out
+    """A font file that draws the zh figures' labels, Noto Sans CJK first, from matplotlib's own font search
+    (no fontconfig needed); fail with one line naming the package rather than draw boxes. Checked before
+    `make reproduce` trains anything (scripts/system_deps.py cjk-font)."""
+    from matplotlib import font_manager, ft2font
+    needed = {ord(ch) for text in (*LABELS["zh"].values(), *VERDICTS["zh"].values()) for ch in text if ord(ch) > 127}
+    files = sorted(font_manager.findSystemFonts(),
+                   key=lambda f: (Path(f).name != "NotoSansCJK-Regular.ttc", "CJK" not in Path(f).name, f))
+    for path in files:
+        try:
+            if needed.issubset(ft2font.FT2Font(path).get_charmap()):
+                return path
+        except (OSError, RuntimeError, ValueError):
+            continue  # a file matplotlib cannot read draws nothing
+    raise RuntimeError(f"no font among the {len(files)} that matplotlib finds draws the zh figures' characters "
+                       "(they would come out as boxes); install one: sudo apt-get install -y fonts-noto-cjk")
 
 
 def _pyplot(lang: str):
