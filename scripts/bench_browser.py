@@ -5,7 +5,7 @@
 Reports: time from page load to "ready" (Pyodide + numpy + the NumPy port's files), cold (fresh browser
 profile) and warm (HTTP cache filled); time to the first matplotlib figure (its first import included);
 one forward pass of the char model over a full block; generated characters per second with the KV cache.
-The worker gets the files _quarto.yml lists under pyodide.files, served from a copy of the site's layout.
+The worker gets the files book/quarto/_quarto.yml lists under pyodide.files, served from a copy of the site's layout.
 Goals (issue 4): ready < 7 s, >= 100 chars/s. Uses results/weights/char_llama.npz when `make reproduce`
 has written it, else a random model of the same shape (speed does not depend on the weights' values).
 """
@@ -63,7 +63,7 @@ print(json.dumps({"block_size": block, "params": model.num_params(), "forward_ms
 
 
 def page_markdown() -> str:
-    files = yaml.safe_load((ROOT / "_quarto.yml").read_text(encoding="utf-8"))["pyodide"]["files"]
+    files = yaml.safe_load((ROOT / "book" / "quarto" / "_quarto.yml").read_text(encoding="utf-8"))["pyodide"]["files"]
     return PAGE.replace("FILES", json.dumps(files))
 
 

@@ -23,11 +23,11 @@ def load_yaml(path):
 
 
 def project():
-    return load_yaml("_quarto.yml")
+    return load_yaml("book/quarto/_quarto.yml")
 
 
 def profile(lang):
-    return load_yaml(f"_quarto-{lang}.yml")
+    return load_yaml(f"book/quarto/_quarto-{lang}.yml")
 
 
 def page_source(lang, page):

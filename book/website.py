@@ -1,8 +1,8 @@
 """Render the book's two editions with Quarto into _site/zh and _site/en, and check them.
 
-    python3 book/site.py render [--lang zh,en] [--out _site] [--pyodide-base-url URL]
-    python3 book/site.py preview --lang zh [--port 4848]     # render, then serve on 127.0.0.1
-    python3 book/site.py checklinks _site
+    python3 book/website.py render [--lang zh,en] [--out _site] [--pyodide-base-url URL]
+    python3 book/website.py preview --lang zh [--port 4848]     # render, then serve on 127.0.0.1
+    python3 book/website.py checklinks _site
 
 Each edition is its own Quarto book. `render` copies one edition's pages (book/LANG/*.qmd) and what they
 use (book/quarto/*.yml, the extension, _variables.yml, images/, results/, the NumPy model's sources) into
@@ -230,7 +230,7 @@ def languages(value: str) -> tuple[str, ...]:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="book/site.py", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="book/website.py", description=__doc__.split("\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
     r = commands.add_parser("render", help="render the editions into OUT/zh and OUT/en")
     r.add_argument("--lang", type=languages, default=LANGS)
@@ -264,7 +264,7 @@ def main(argv=None) -> int:
             print(f"{len(broken)} broken links in {args.site}")
             return 1 if broken else 0
     except (SiteError, QuartoNotFound) as err:
-        print(f"book/site.py: {err}", file=sys.stderr)
+        print(f"book/website.py: {err}", file=sys.stderr)
         return 1
     return 0
 
