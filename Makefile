@@ -21,7 +21,7 @@ BROWSER_DEPS := $(if $(filter 1,$(SKIP_BROWSER)),,chromium)
 run_name ?= default
 args ?=
 
-.PHONY: help venv system-deps pyodide-assets test test-fast train sample reproduce smoke bench clean
+.PHONY: help venv system-deps pyodide-assets quarto site preview test test-fast train sample reproduce smoke bench clean
 
 help:
 	@echo "make test        create .venv, get Chromium, a CJK font and npm, run every test"
@@ -29,6 +29,8 @@ help:
 	@echo "make reproduce   run every experiment, then write results/, images/ and tables"
 	@echo "make smoke       the whole pipeline at tiny scale (minutes)"
 	@echo "make bench       speed benchmarks (training, generation, NumPy, browser)"
+	@echo "make site        render both editions of the book with Quarto 1.8.27 into _site/zh and _site/en"
+	@echo "make preview lang=zh   render one edition and serve it on http://127.0.0.1:4848/"
 	@echo "make train run_name=NAME args=\"--use_rmsnorm ...\"   train one model into runs/NAME"
 
 # torch is installed first and pinned: a bare `torch` requirement would pull a multi-GB CUDA build.
@@ -50,7 +52,7 @@ pyodide-assets: venv
 	$(SYSTEM_DEPS) npm
 	$(PY) scripts/build_pyodide_assets.py
 
-test: venv system-deps pyodide-assets
+test: venv system-deps pyodide-assets $(if $(filter 1,$(SKIP_BROWSER)),,quarto)
 	$(PY) -m pytest -q
 
 test-fast: venv
@@ -75,5 +77,20 @@ bench: venv pyodide-assets
 	$(PY) -m llmparts.cli bench $(args)
 	$(PY) scripts/bench_browser.py
 
+# The book. Quarto 1.8.27 (the version the workflows pin) is found or installed by book/find_quarto.py:
+# on PATH, else the offline build of ../shared/tools/quarto into build/quarto, else PyPI's quarto-cli.
+# book/website.py needs only the standard library, so `make site` works without the venv too.
+SITE_PY = $(if $(wildcard $(PY)),$(PY),$(PYTHON))
+lang ?= zh
+
+quarto:
+	@$(SITE_PY) book/find_quarto.py >/dev/null
+
+site:
+	$(SITE_PY) book/website.py render
+
+preview:
+	$(SITE_PY) book/website.py preview --lang $(lang)
+
 clean:
-	rm -rf build .pytest_cache .hypothesis
+	rm -rf build _site .pytest_cache .hypothesis

@@ -96,3 +96,11 @@ def quarto_resource(quarto: str, name: str) -> Path:
         if place and (Path(place) / name).exists():
             return (Path(place) / name).resolve()
     raise QuartoNotFound(f"Quarto's resource {name} is not beside {quarto}: is it a complete Quarto {VERSION}?")
+
+
+if __name__ == "__main__":  # `python3 book/find_quarto.py`: the path of Quarto 1.8.27, installed if it can be
+    try:
+        print(find_quarto())
+    except QuartoNotFound as err:
+        print(f"book/find_quarto.py: {err}", file=sys.stderr)
+        raise SystemExit(2)

@@ -1,8 +1,9 @@
 """Read the book's sources the way Quarto would, for the lint tests and the cell runner.
 
-Quarto cannot run here, so these helpers parse just enough of Quarto markdown: fenced
-code blocks, `#|` cell options, headings with ids, labels, references, shortcodes,
-images and the project/profile YAML.
+These helpers parse just enough of Quarto markdown for fast checks without a render:
+fenced code blocks, `#|` cell options, headings with ids, labels, references,
+shortcodes, images and the project/profile YAML (book/quarto/). The rendered site
+itself is tested in tests/browser/test_site.py.
 """
 import re
 from pathlib import Path
@@ -11,8 +12,8 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 LANGS = ("zh", "en")
-# The book's chapters in reading order; the last one is a Quarto appendix.
-CHAPTERS = ("index", "01-minimal-gpt", "02-modern-parts", "03-llama2", "05-evaluation")
+# The book's chapters in reading order (04 is planned: its page keeps the roadmap's numbering).
+CHAPTERS = ("index", "01-minimal-gpt", "02-modern-parts", "03-llama2", "04-data", "05-evaluation")
 APPENDICES = ("appendix-rope-math",)
 ALL_PAGES = CHAPTERS + APPENDICES
 
@@ -33,6 +34,12 @@ def profile(lang):
 def page_source(lang, page):
     """The file that holds a page's text: the root index.qmd only includes the preface."""
     return ROOT / "book" / lang / f"{page}.qmd"
+
+
+def first_heading(text):
+    """The page's first level-1 heading line (its chapter title with attributes), after the front matter."""
+    body = re.sub(r"\A---\n.*?\n---\n", "", text, flags=re.S)
+    return next(line for line in body.splitlines() if line.startswith("# "))
 
 
 def read_page(lang, page):

@@ -1,6 +1,7 @@
 """Lint the book sources: Quarto cannot run here, so these tests check what a render
 relies on (config, chapter lists, paths, labels, parity, excerpts, numbers, roadmap) and
-the site script that runs after the render."""
+the site script (book/website.py) around it. The rendered site itself is tested in
+tests/browser/test_site.py."""
 import re
 import subprocess
 import sys
@@ -12,7 +13,7 @@ import yaml
 import booklib as B
 
 sys.path.insert(0, str(B.ROOT / "book"))
-import sitetools  # noqa: E402
+import website  # noqa: E402  (book/website.py)
 
 PAGES = [(lang, page) for lang in B.LANGS for page in B.ALL_PAGES]
 
@@ -24,7 +25,8 @@ def require_page(lang, page):
 
 
 # ---------------------------------------------------------------- project and profiles
-@pytest.mark.parametrize("path", ["_quarto.yml", "_quarto-zh.yml", "_quarto-en.yml",
+@pytest.mark.parametrize("path", ["book/quarto/_quarto.yml", "book/quarto/_quarto-zh.yml",
+                                  "book/quarto/_quarto-en.yml",
                                   *sorted(p.relative_to(B.ROOT).as_posix()
                                           for p in (B.ROOT / ".github/workflows").glob("*.yml"))])
 def test_yaml_files_parse_to_mappings(path):
@@ -43,41 +45,54 @@ def test_project_is_a_book_with_search_dark_theme_annotations_and_the_cell_filte
         "_quarto.yml filters: [pyodide-cells] needs _extensions/pyodide-cells/_extension.yml"
 
 
-@pytest.mark.parametrize("lang,quarto_lang", [("zh", "zh-TW"), ("en", "en")])
-def test_profile_sets_language_output_dir_and_the_chapters_in_order(lang, quarto_lang):
+@pytest.mark.parametrize("lang,quarto_lang", [("zh", "zh-Hant"), ("en", "en")])
+def test_profile_sets_language_and_the_chapters_in_roadmap_order(lang, quarto_lang):
     prof = B.profile(lang)
     assert prof["lang"] == quarto_lang
-    assert prof["project"]["output-dir"] == f"_site/{lang}"
-    assert prof["book"]["chapters"] == ["index.qmd"] + [f"book/{lang}/{c}.qmd" for c in B.CHAPTERS[1:]]
-    assert prof["book"]["appendices"] == [f"book/{lang}/{a}.qmd" for a in B.APPENDICES]
+    assert prof["book"]["chapters"] == [f"{c}.qmd" for c in B.CHAPTERS]
+    assert prof["book"]["appendices"] == [f"{a}.qmd" for a in B.APPENDICES]
+
+
+def test_numbered_chapters_are_the_roadmaps_numbers_and_only_the_preface_is_unnumbered():
+    for lang in B.LANGS:
+        numbered = [c for c in B.CHAPTERS if ".unnumbered" not in B.first_heading(B.read_page(lang, c))]
+        assert [c for c in B.CHAPTERS if c not in numbered] == ["index"]
+        assert [int(c[:2]) for c in numbered] == list(range(1, len(numbered) + 1)), \
+            f"{lang}: Quarto numbers chapters in order, so file NN must be the NN-th numbered chapter"
 
 
 @pytest.mark.parametrize("lang", B.LANGS)
-def test_every_listed_chapter_exists(lang):
+def test_every_chapter_file_is_listed_and_every_listed_chapter_exists(lang):
     prof = B.profile(lang)
-    missing = [c for c in prof["book"]["chapters"] + prof["book"]["appendices"] if not (B.ROOT / c).exists()]
-    assert not missing, f"chapters listed in _quarto-{lang}.yml but missing: {missing}"
+    listed = set(prof["book"]["chapters"] + prof["book"]["appendices"])
+    files = {p.name for p in (B.ROOT / "book" / lang).glob("*.qmd")}
+    assert files == listed, f"book/{lang}/ and _quarto-{lang}.yml differ: {sorted(files ^ listed)}"
 
 
 @pytest.mark.parametrize("lang", B.LANGS)
-def test_every_chapter_file_is_listed(lang):
-    prof = B.profile(lang)
-    listed = set(prof["book"]["chapters"] + prof["book"]["appendices"]) | {f"book/{lang}/index.qmd"}
-    files = {p.relative_to(B.ROOT).as_posix() for p in (B.ROOT / "book" / lang).glob("*.qmd")}
-    assert files <= listed, f"chapter files not in _quarto-{lang}.yml: {sorted(files - listed)}"
+def test_pages_with_cells_use_the_markdown_engine(lang):
+    """Without `engine: markdown` a ```{pyodide} block makes Quarto start a Jupyter kernel."""
+    for page in B.existing_pages(lang):
+        text = B.read_page(lang, page)
+        if "```{pyodide}" in text:
+            assert re.match(r"---\n(?:#.*\n)*engine: markdown\n---\n", text), f"book/{lang}/{page}.qmd"
 
 
-def test_root_index_includes_each_prefaces_only_under_its_profile():
-    blocks = re.findall(r'::: \{\.content-visible when-profile="(\w+)"\}\n'
-                        r"\{\{< include (\S+) >\}\}\n:::", (B.ROOT / "index.qmd").read_text(encoding="utf-8"))
-    assert blocks == [(lang, f"book/{lang}/index.qmd") for lang in B.LANGS]
+def test_every_file_a_page_uses_is_copied_into_the_edition():
+    """book/website.py renders a copy of each edition; a path the book names must be in that copy."""
+    copied = {src for src, _ in website.SHARED}
+    cfg = B.project()
+    named = cfg["project"]["resources"] + [f["src"] for f in cfg["pyodide"]["files"]]
+    for path in named:
+        assert any(path == c or path.startswith(c + "/") for c in copied), path
+        assert (B.ROOT / path).exists(), path
 
 
 @pytest.mark.parametrize("lang", B.LANGS)
 def test_profile_files_exist(lang):
     html = B.profile(lang)["format"]["html"]
     for path in [html["include-after-body"], B.project()["format"]["html"]["css"]]:
-        assert (B.ROOT / path).exists(), f"{path} (named in the {lang} config) is missing"
+        assert (B.ROOT / "book" / path).exists(), f"{path} (named in the {lang} config) is missing from book/"
 
 
 def test_pyodide_options_follow_the_contract_and_their_files_are_site_resources():
@@ -246,12 +261,12 @@ def test_cell_options_are_known_and_every_exercise_has_solution_and_check(lang, 
 # ---------------------------------------------------------------- site script
 @pytest.mark.parametrize("lang,rel,href", [
     ("zh", "index.html", "../en/index.html"),
-    ("zh", "book/zh/02-modern-parts.html", "../../../en/book/en/02-modern-parts.html"),
-    ("en", "book/en/appendix-rope-math.html", "../../../zh/book/zh/appendix-rope-math.html"),
-    ("en", "search.html", "../zh/search.html"),
+    ("zh", "02-modern-parts.html", "../en/02-modern-parts.html"),
+    ("en", "appendix-rope-math.html", "../zh/appendix-rope-math.html"),
+    ("en", "site_libs/x/page.html", "../../../zh/site_libs/x/page.html"),
 ])
 def test_language_link_points_at_the_same_page_in_the_other_edition(lang, rel, href):
-    assert sitetools.switch_href(rel, lang) == href
+    assert website.switch_href(rel, lang) == href
 
 
 def fake_edition(site, lang, pages):
@@ -262,31 +277,38 @@ def fake_edition(site, lang, pages):
         page.write_text(f"<html><body><h2 id='sec-x'>x</h2>{snippet}</body></html>", encoding="utf-8")
 
 
-def test_postrender_then_checklinks_gives_a_site_without_broken_links(tmp_path):
-    pages = ["index.html", "book/{}/01-minimal-gpt.html"]
+def test_language_links_then_checklinks_give_a_site_without_broken_links(tmp_path):
     for lang in B.LANGS:
-        fake_edition(tmp_path, lang, [p.format(lang) for p in pages])
+        fake_edition(tmp_path, lang, ["index.html", "01-minimal-gpt.html"])
     for lang in B.LANGS:
-        env = {"QUARTO_PROJECT_OUTPUT_DIR": str(tmp_path / lang), "QUARTO_PROFILE": lang, "PATH": "/usr/bin:/bin"}
-        subprocess.run([sys.executable, str(B.ROOT / "book/sitetools.py"), "postrender"], env=env, check=True)
-    assert 'href="../../../en/book/en/01-minimal-gpt.html"' in \
-        (tmp_path / "zh/book/zh/01-minimal-gpt.html").read_text(encoding="utf-8")
-    assert 'href="zh/index.html"' in (tmp_path / "index.html").read_text(encoding="utf-8")
-    assert sitetools.broken_links(tmp_path) == []
+        assert website.set_language_links(tmp_path / lang, lang) == 2
+    assert 'href="../en/01-minimal-gpt.html"' in (tmp_path / "zh/01-minimal-gpt.html").read_text(encoding="utf-8")
+    assert website.broken_links(tmp_path) == []
 
 
 def test_checklinks_reports_missing_files_and_missing_anchors(tmp_path):
     (tmp_path / "a.html").write_text('<p id="ok"></p><a href="b.html">b</a><a href="#nope">n</a>'
                                      '<a href="#ok">ok</a><a href="https://x.org/">x</a>', encoding="utf-8")
-    assert sitetools.broken_links(tmp_path) == [("a.html", "b.html"), ("a.html", "#nope")]
-    out = subprocess.run([sys.executable, str(B.ROOT / "book/sitetools.py"), "checklinks", str(tmp_path)],
+    assert website.broken_links(tmp_path) == [("a.html", "b.html"), ("a.html", "#nope")]
+    out = subprocess.run([sys.executable, str(B.ROOT / "book/website.py"), "checklinks", str(tmp_path)],
                          capture_output=True, text=True)
     assert out.returncode == 1 and "2 broken links" in out.stdout
 
 
-def test_postrender_rejects_an_unknown_profile(tmp_path):
-    with pytest.raises(SystemExit, match=r"QUARTO_PROFILE \('fr'\) must be one of"):
-        sitetools.postrender(tmp_path, "fr")
+def test_website_rejects_an_unknown_edition_with_usage_exit_2():
+    out = subprocess.run([sys.executable, str(B.ROOT / "book/website.py"), "render", "--lang", "fr"],
+                         capture_output=True, text=True)
+    assert out.returncode == 2 and "--lang ('fr') must be zh, en or zh,en" in out.stderr
+
+
+def test_find_quarto_names_what_to_install_when_no_quarto_can_be_found(monkeypatch):
+    import find_quarto
+
+    monkeypatch.setattr(find_quarto, "candidates", lambda: iter([("PATH", lambda: None),
+                                                                 ("build/quarto", lambda: None)]))
+    with pytest.raises(find_quarto.QuartoNotFound, match=r"Quarto 1\.8\.27 is needed .*PATH: none; "
+                                                         r"build/quarto: none.*pip install -e \"\.\[book\]\""):
+        find_quarto.find_quarto()
 
 
 # ---------------------------------------------------------------- workflows
