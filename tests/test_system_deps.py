@@ -59,6 +59,12 @@ def test_missing_chromium_that_cannot_be_installed_stops_with_one_line_naming_th
     assert "SKIP_BROWSER=1 make test" in error
 
 
+def test_the_readme_shows_the_line_a_user_without_chromium_sees(monkeypatch):
+    monkeypatch.setattr(system_deps.os, "access", lambda path, mode: False)
+    line = system_deps.ensure(["chromium"], find_prefix=lambda: None, run=Apt())
+    assert f"``{line}``" in (ROOT / "README.md").read_text(encoding="utf-8")
+
+
 def test_missing_chromium_is_installed_with_apt_get_as_root(no_chromium):
     apt = Apt(provides={"chromium": no_chromium})
     assert system_deps.ensure(["chromium"], find_prefix=lambda: ROOT_PREFIX, run=apt) is None
