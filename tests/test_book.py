@@ -342,7 +342,9 @@ def test_workflow_renders_both_editions_with_make_site_and_a_pinned_quarto(path)
     wf = yaml.safe_load(path.read_text(encoding="utf-8"))
     steps = steps_of(wf)
     quarto = [s for s in steps if s.get("uses", "").startswith("quarto-dev/quarto-actions/setup@")]
-    assert quarto and all(re.fullmatch(r"\d+\.\d+\.\d+", str(s["with"]["version"])) for s in quarto)
+    wanted = re.search(r'^VERSION = "(\d+\.\d+\.\d+)"$', (B.ROOT / "book/find_quarto.py").read_text(encoding="utf-8"),
+                       re.MULTILINE)[1]  # the version `make site` takes from PATH
+    assert quarto and all(str(s["with"]["version"]) == wanted for s in quarto), f"Quarto is not pinned to {wanted}"
     script = "\n".join(s.get("run", "") for s in steps)
     assert re.search(r"^make site\b", script, re.MULTILINE), f"{path.name} does not render with `make site`"
     assert "quarto render" not in script, f"{path.name} renders by hand: `make site` is the one recipe"
