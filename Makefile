@@ -56,6 +56,7 @@ test: venv system-deps pyodide-assets $(if $(filter 1,$(SKIP_BROWSER)),,quarto)
 	$(PY) -m pytest -q
 
 test-fast: venv
+	$(SYSTEM_DEPS) cjk-font
 	$(PY) -m pytest -q -m "not browser and not slow"
 
 train: venv
