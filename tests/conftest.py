@@ -61,7 +61,9 @@ def pytest_collection_modifyitems(config, items):
         config.stash[BROWSER_SKIPPED] = len(browser)
 
 
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)  # outermost: after the short summary, above the counts
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    yield
     if BROWSER_SKIPPED in config.stash:
         terminalreporter.write_line(f"SKIP_BROWSER=1: {config.stash[BROWSER_SKIPPED]} browser tests were not run",
                                     yellow=True, bold=True)
