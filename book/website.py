@@ -36,7 +36,7 @@ LANGS = ("zh", "en")
 OTHER = {"zh": "en", "en": "zh"}
 STAGE = ROOT / "build" / "site-src"
 # What an edition's pages use besides their own .qmd files: (source in the repository, place in the copy).
-SHARED = [("book/quarto", "."), ("book/styles", "styles"), ("_extensions", "_extensions"),
+SHARED = [("book/quarto", "."), ("book/styles", "styles"), ("book/filters", "filters"), ("_extensions", "_extensions"),
           ("_variables.yml", "_variables.yml"), ("images", "images"), ("results/tables", "results/tables"),
           ("results/weights", "results/weights"), ("src/llmparts", "src/llmparts")]
 # The element that book/styles/lang-switch-LANG.html puts on every page.

@@ -101,6 +101,21 @@ def test_chapter_numbers_follow_the_roadmap_and_the_preface_is_unnumbered(render
             assert Path(link).name.startswith(page_name), f"{lang}: chapter {number} is {link}"
 
 
+WIDE = "\u2e80-\u9fff\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60"
+
+
+def test_a_line_break_inside_chinese_prose_renders_as_no_space(rendered_site):
+    """`各組種子間標準差的\n合併值` must read 各組種子間標準差的合併值, not 各組種子間標準差的 合併值."""
+    joins = 0
+    for page in PAGES:
+        source = (ROOT / "book" / "zh" / f"{page}.qmd").read_text(encoding="utf-8")
+        rendered = (ROOT / "build" / "test-site" / "zh" / f"{page}.html").read_text(encoding="utf-8")
+        for before, after in re.findall(rf"(?m)([{WIDE}]{{3}})\n([{WIDE}]{{3}})", source):
+            assert before + after in rendered, f"zh/{page}: '{before} {after}' is split where the source breaks a line"
+            joins += 1
+    assert joins > 50  # the Chinese chapters do wrap their prose
+
+
 # ---------------------------------------------------------------- every page, both editions
 @pytest.mark.parametrize("lang", LANGS)
 @pytest.mark.parametrize("page_name", PAGES)
