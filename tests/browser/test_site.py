@@ -78,6 +78,14 @@ def test_render_log_of_each_edition_has_no_warning_and_every_chapter_lands_at_la
         assert "WARN" not in log and "ERROR" not in log
         for page in PAGES:
             assert (ROOT / "build" / "test-site" / lang / f"{page}.html").exists()
+        edition = ROOT / "build" / "test-site" / lang
+        copied = sorted(p.relative_to(edition).as_posix() for p in edition.rglob("*")
+                        if p.is_file() and p.suffix in (".py", ".npz", ".png"))
+        # Each resource once, where the pages ask for it: no _site/ inside _site/, no stray sources.
+        assert not list(edition.rglob("_site")), f"{lang}: a rendered site inside the rendered site"
+        assert [c for c in copied if not c.startswith("images/")] == [
+            "results/weights/char_llama.npz", "src/llmparts/__init__.py", "src/llmparts/config.py",
+            "src/llmparts/numpy_model.py"], copied
 
 
 @pytest.mark.parametrize("lang", LANGS)
