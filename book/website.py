@@ -7,9 +7,11 @@
 Each edition is its own Quarto book. `render` copies one edition's pages (book/LANG/*.qmd) and what they
 use (book/quarto/*.yml, the extension, _variables.yml, images/, results/, the NumPy model's sources) into
 build/site-src/LANG/, renders that copy, and writes it to OUT/LANG: every chapter at OUT/LANG/NAME.html,
-the same NAME in both editions. It then points each page's language link at the same page in the other
-edition, writes the language chooser OUT/index.html and fails on a broken link or a Quarto warning.
-Standard library only: the GitHub render job needs no Python packages.
+the same NAME in both editions. A chapter with cells is also rendered as a Jupyter notebook, OUT/LANG/NAME.ipynb
+(Quarto's ipynb format; books cannot have it, so the same copy is rendered a second time as plain documents
+with the `notebook` profile), and its page links to it. `render` then points each page's language link at
+the same page in the other edition, writes the language chooser OUT/index.html and fails on a broken link
+or a Quarto warning. Standard library only: the GitHub render job needs no Python packages.
 """
 from __future__ import annotations
 
@@ -39,6 +41,8 @@ STAGE = ROOT / "build" / "site-src"
 SHARED = [("book/quarto", "."), ("book/styles", "styles"), ("book/filters", "filters"), ("_extensions", "_extensions"),
           ("_variables.yml", "_variables.yml"), ("images", "images"), ("results/tables", "results/tables"),
           ("results/weights", "results/weights"), ("src/llmparts", "src/llmparts")]
+NOTEBOOK_LINK = {"en": "This chapter as a Jupyter notebook", "zh": "本章的 Jupyter 筆記本"}
+CELL_FENCE = "```{pyodide}"
 # The element that book/styles/lang-switch-LANG.html puts on every page.
 SWITCH = re.compile(r'(<a id="lang-switch"[^>]*?\bhref=")[^"]*(")')
 
@@ -61,9 +65,14 @@ def stage(lang: str, quarto: str, pyodide_base_url: str | None = None) -> Path:
         else:
             shutil.copy2(source, target)
     for page in sorted((ROOT / "book" / lang).glob("*.qmd")):
-        shutil.copy2(page, project / page.name)
+        text = page.read_text(encoding="utf-8")
+        if CELL_FENCE in text:  # its notebook is listed with the page's table of contents
+            text = text.replace("\nengine: markdown\n", "\nengine: markdown\nother-links:\n"
+                                f"  - text: \"{NOTEBOOK_LINK[lang]}\"\n    href: {page.stem}.ipynb\n"
+                                "    icon: journal-code\n", 1)
+        (project / page.name).write_text(text, encoding="utf-8")
     # Settings known only at render time go in one more profile, merged over the edition's.
-    extra = {}
+    extra = {"notebook-crossrefs": crossref_targets(lang)}
     if lang == "zh":
         # Quarto's Traditional Chinese interface strings (see book/quarto/_quarto-zh.yml).
         shutil.copy2(quarto_resource(quarto, "language/_language-zh-TW.yml"), project / "_language-zh-TW.yml")
@@ -75,26 +84,42 @@ def stage(lang: str, quarto: str, pyodide_base_url: str | None = None) -> Path:
     return project
 
 
-def render_edition(lang: str, out: Path, quarto: str, pyodide_base_url: str | None = None) -> float:
-    """Render one edition into out/LANG; return the seconds Quarto took. Any WARN or error fails."""
-    project = stage(lang, quarto, pyodide_base_url)
+def run_quarto(quarto: str, project: Path, args: list[str], what: str) -> float:
+    """Run Quarto in the staged project; return its seconds. A failure or any WARN stops the render."""
+    env = {**os.environ, "QUARTO_PROFILE": ""}
+    # Quarto draws the mermaid roadmap into a PNG for notebooks with a headless Chromium.
+    if "QUARTO_CHROMIUM" not in env and shutil.which("chromium"):
+        env["QUARTO_CHROMIUM"] = shutil.which("chromium")
     started = time.monotonic()
-    run = subprocess.run([quarto, "render", "--profile", f"{lang},build"], cwd=project,
-                         capture_output=True, text=True, env={**os.environ, "QUARTO_PROFILE": ""})
+    run = subprocess.run([quarto, "render", *args], cwd=project, capture_output=True, text=True, env=env)
     seconds = time.monotonic() - started
+    log_file = STAGE / f"render-{what}.log"
     log = run.stdout + run.stderr
-    (STAGE / f"render-{lang}.log").write_text(log, encoding="utf-8")
+    log_file.write_text(log, encoding="utf-8")
     if run.returncode != 0:
-        raise SiteError(f"quarto render of the {lang} edition failed (exit {run.returncode}); "
-                        f"log: {STAGE / f'render-{lang}.log'}\n{log[-3000:]}")
+        raise SiteError(f"quarto render of {what} failed (exit {run.returncode}); log: {log_file}\n{log[-3000:]}")
     warnings = [line for line in log.splitlines() if re.search(r"\bWARN", line)]
     if warnings:
-        raise SiteError(f"quarto render of the {lang} edition warned ({len(warnings)}x); "
-                        f"first: {warnings[0].strip()}")
+        raise SiteError(f"quarto render of {what} warned ({len(warnings)}x); first: {warnings[0].strip()}")
+    return seconds
+
+
+def render_edition(lang: str, out: Path, quarto: str, pyodide_base_url: str | None = None) -> float:
+    """Render one edition, pages and notebooks, into out/LANG; return the seconds Quarto took."""
+    project = stage(lang, quarto, pyodide_base_url)
+    seconds = run_quarto(quarto, project, ["--profile", f"{lang},build"], lang)
     target = out / lang
     shutil.rmtree(target, ignore_errors=True)
     target.parent.mkdir(parents=True, exist_ok=True)
     shutil.move(str(project / "_site"), str(target))
+
+    for page in project.glob("*.qmd"):  # the second render, as notebooks, takes the chapters with cells
+        if CELL_FENCE not in page.read_text(encoding="utf-8"):
+            page.unlink()
+    seconds += run_quarto(quarto, project, ["--to", "ipynb", "--profile", f"{lang},build,notebook"],
+                          f"{lang}-notebooks")
+    for notebook in sorted((project / "_site").glob("*.ipynb")):
+        shutil.move(str(notebook), str(target / notebook.name))
     return seconds
 
 
@@ -112,6 +137,65 @@ def render(langs, out: Path, pyodide_base_url: str | None = None) -> dict:
         if broken:
             raise SiteError(f"{len(broken)} broken links, first: {broken[0][0]} -> {broken[0][1]}")
     return seconds
+
+
+# ---------------------------------------------------------------- cross-references in notebooks
+HEADING = re.compile(r"^(#{1,3}) .*?\{#(sec-[\w-]+)([^}]*)\}\s*$")
+FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
+
+
+def book_pages(lang: str) -> tuple[list[str], list[str]]:
+    """The chapter and appendix file names of book/quarto/_quarto-LANG.yml, in order (a plain list each)."""
+    pages = {"chapters": [], "appendices": []}
+    section = None
+    for line in (ROOT / "book" / "quarto" / f"_quarto-{lang}.yml").read_text(encoding="utf-8").splitlines():
+        key = re.match(r"^  (chapters|appendices):\s*$", line)
+        if key:
+            section = key.group(1)
+        elif section and re.match(r"^    - \S+\.qmd\s*$", line):
+            pages[section].append(line.split("- ", 1)[1].strip())
+        elif not line.startswith("    "):
+            section = None
+    return pages["chapters"], pages["appendices"]
+
+
+def crossref_targets(lang: str) -> dict:
+    """Every section id of the edition -> {kind, number, href} as the book numbers it.
+
+    A notebook holds one chapter, so Quarto cannot resolve a reference to another; the filter turns those
+    into links to the other chapter's page with this number."""
+    chapters, appendices = book_pages(lang)
+    targets, chapter_number = {}, 0
+    for index, name in enumerate(chapters + appendices):
+        in_appendix = index >= len(chapters)
+        counters, in_code, number = [0, 0], None, None
+        for line in (ROOT / "book" / lang / name).read_text(encoding="utf-8").splitlines():
+            fence = FENCE.match(line)
+            if fence:
+                in_code = None if in_code and fence.group(1).startswith(in_code) else in_code or fence.group(1)
+                continue
+            heading = HEADING.match(line) if not in_code else None
+            if not heading:
+                continue
+            level, ident, attributes = len(heading.group(1)), heading.group(2), heading.group(3)
+            href = name.replace(".qmd", ".html")
+            if level == 1:
+                if ".unnumbered" in attributes:
+                    number = None
+                    continue
+                if in_appendix:
+                    number = chr(ord("A") + index - len(chapters))
+                else:
+                    chapter_number += 1
+                    number = str(chapter_number)
+                targets[ident] = {"kind": "appendix" if in_appendix else "chapter", "number": number, "href": href}
+            elif number and ".unnumbered" not in attributes:
+                counters[level - 2] += 1
+                if level == 2:
+                    counters[1] = 0
+                targets[ident] = {"kind": "section", "number": ".".join([number, *map(str, counters[:level - 1])]),
+                                  "href": f"{href}#{ident}"}
+    return targets
 
 
 # ---------------------------------------------------------------- the two editions, linked

@@ -12,8 +12,7 @@ import yaml
 
 import booklib as B
 
-sys.path.insert(0, str(B.ROOT / "book"))
-import website  # noqa: E402  (book/website.py)
+from sitelib import find_quarto, website
 
 PAGES = [(lang, page) for lang in B.LANGS for page in B.ALL_PAGES]
 
@@ -302,8 +301,6 @@ def test_website_rejects_an_unknown_edition_with_usage_exit_2():
 
 
 def test_find_quarto_names_what_to_install_when_no_quarto_can_be_found(monkeypatch):
-    import find_quarto
-
     monkeypatch.setattr(find_quarto, "candidates", lambda: iter([("PATH", lambda: None),
                                                                  ("build/quarto", lambda: None)]))
     with pytest.raises(find_quarto.QuartoNotFound, match=r"Quarto 1\.8\.27 is needed .*PATH: none; "

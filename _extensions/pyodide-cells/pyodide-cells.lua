@@ -3,6 +3,9 @@
 -- A cell becomes <div class="pyodide-cell" data-…><pre class="pyodide-code">code</pre></div>; an exercise's
 -- solution and check become hidden <pre class="pyodide-solution|pyodide-check" data-exercise="ID">.
 -- The page gets the runtime (JS, CSS, worker) once and its options as JSON from the `pyodide:` metadata key.
+--
+-- For the ipynb format (the chapter as a Jupyter notebook) a cell becomes a notebook code cell instead: a
+-- solution is collapsed, a check is tagged, and a first cell puts the book's files beside the notebook.
 
 local OPTIONS = { autorun = "boolean", edit = "boolean", echo = "boolean", timeout = "number",
                   exercise = "string", hint = "string", role = "string" }
@@ -140,7 +143,101 @@ local function runtime_blocks(config)
     '<script src="%spyodide-cells.js" defer></script>', assets, assets, assets)) }
 end
 
+-- ---------------------------------------------------------------- notebooks (ipynb)
+local NOTEBOOK_TEXT = {
+  en = { hint = "Hint:", solution = "Solution (collapsed; it runs before the check below):",
+         setup = "# The book's files (the trained char model's weights) beside this notebook; no network.",
+         chapter = "Chapter", section = "Section", appendix = "Appendix" },
+  zh = { hint = "提示：", solution = "參考解答（已收合；它會在下面的檢查之前執行）：",
+         setup = "# 把本書的檔案（訓練好的字元模型權重）放到這本筆記本旁邊；不需要網路。",
+         chapter = "章", section = "節", appendix = "附錄" },
+}
+
+local function notebook_text(meta)
+  local lang = meta.lang and pandoc.utils.stringify(meta.lang) or "en"
+  return NOTEBOOK_TEXT[lang:match("^zh") and "zh" or "en"]
+end
+
+local function code_cell(code, metadata)
+  local attributes = {}
+  for key, value in pairs(metadata or {}) do attributes[key] = pandoc.json.encode(value) end
+  return pandoc.Div({ pandoc.CodeBlock(code, pandoc.Attr("", { "python" })) },
+    pandoc.Attr("", { "cell", "code" }, attributes))
+end
+
+local function notebook_cell(options, code, text)
+  if options.role == "solution" then
+    return { pandoc.Para({ pandoc.Emph(pandoc.Inlines(text.solution)) }),
+             code_cell(code, { jupyter = { source_hidden = true }, tags = { "solution" } }) }
+  elseif options.role == "check" then
+    return { code_cell(code, { tags = { "check" } }) }
+  end
+  local blocks = {}
+  if options.hint then
+    blocks[1] = pandoc.BlockQuote({ pandoc.Para({ pandoc.Strong(pandoc.Inlines(text.hint)), pandoc.Space(),
+                                                  pandoc.Str(options.hint) }) })
+  end
+  blocks[#blocks + 1] = code_cell(code, options.exercise and { tags = { "exercise" } } or nil)
+  return blocks
+end
+
+-- A notebook is one chapter, so a reference to another chapter cannot be resolved by Quarto: it becomes a
+-- link to that chapter's web page, numbered as the book numbers it (`notebook-crossrefs`, written by
+-- book/website.py: id -> {kind = "chapter" | "section" | "appendix", number, href}).
+local function other_chapter_references(doc, text)
+  local known = doc.meta["notebook-crossrefs"]
+  if not known then return doc end
+  local here = {}
+  doc.blocks:walk({ Header = function(h) here[h.identifier] = true end })
+  return doc:walk({
+    Cite = function(cite)
+      local id = cite.citations[1].id
+      local target = known[id]
+      if #cite.citations ~= 1 or here[id] or not target then return nil end
+      local label = text[pandoc.utils.stringify(target.kind)] .. "\u{a0}" .. pandoc.utils.stringify(target.number)
+      if text == NOTEBOOK_TEXT.zh and target.kind ~= "appendix" then  -- Quarto's zh-TW order: 章 2, 節 2.3
+        label = text[pandoc.utils.stringify(target.kind)] .. " " .. pandoc.utils.stringify(target.number)
+      end
+      return pandoc.Link(label, pandoc.utils.stringify(target.href))
+    end,
+  })
+end
+
+local function notebook(doc)
+  local text = notebook_text(doc.meta)
+  local block_number = 0
+  doc.blocks = doc.blocks:walk({
+    CodeBlock = function(block)
+      -- ```{.python .notebook-only} inside `::: {.content-visible when-format="ipynb"}`: a cell that only
+      -- the notebook has (real PyTorch, which the browser cannot run).
+      if block.classes:includes("notebook-only") then
+        return code_cell(block.text, { tags = { "notebook-only" } })
+      end
+      if not (block.classes:includes("{pyodide}") or block.classes:includes("pyodide")) then
+        return nil
+      end
+      block_number = block_number + 1
+      local options, code = parse_cell(block.text, block_number)
+      return notebook_cell(options, code, text)
+    end,
+  })
+  -- A chapter's title is its first heading; a notebook shows it once, as its title.
+  if not doc.meta.title and doc.blocks[1] and doc.blocks[1].t == "Header" and doc.blocks[1].level == 1 then
+    doc.meta.title = doc.blocks[1].content
+    doc.blocks:remove(1)
+  end
+  if block_number > 0 then
+    doc.blocks:insert(1, code_cell(text.setup .. "\nfrom llmparts.notebook import use_book_files\n\nuse_book_files()",
+                                   { tags = { "setup" } }))
+  end
+  return other_chapter_references(doc, text)
+end
+
+-- ---------------------------------------------------------------- the document
 function Pandoc(doc)
+  if FORMAT == "ipynb" then
+    return notebook(doc)
+  end
   if not (FORMAT:match("html") or FORMAT == "native") then
     return nil
   end

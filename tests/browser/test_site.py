@@ -8,7 +8,6 @@ their Subresource Integrity hashes). Every other host fails to resolve, and a te
 from __future__ import annotations
 
 import re
-import sys
 import threading
 import urllib.request
 from pathlib import Path
@@ -16,29 +15,24 @@ from pathlib import Path
 import pytest
 
 from booklib import ROOT, code_blocks
+from sitelib import LANGS, SITE, pages, pages_with_cells, rendered_book, website
 
 pytestmark = pytest.mark.browser
 
-sys.path.insert(0, str(ROOT / "book"))
-import website  # noqa: E402  (book/website.py)
-
-LANGS = ("zh", "en")
-PAGES = sorted(p.stem for p in (ROOT / "book" / "en").glob("*.qmd"))
-CHAPTERS_WITH_CELLS = [(lang, page) for lang in LANGS for page in PAGES
-                       if "```{pyodide}" in (ROOT / "book" / lang / f"{page}.qmd").read_text(encoding="utf-8")]
+PAGES = pages("en")
+CHAPTERS_WITH_CELLS = [(lang, page) for lang in LANGS for page in pages_with_cells(lang)]
 PAGE_TIMEOUT_MS = 300_000
 CORRECT = {"zh": "答對了！", "en": "Correct!"}
 
 
 @pytest.fixture(scope="session")
 def rendered_site(tmp_path_factory, pyodide_dir):
-    """Both editions rendered by Quarto; yields (base URL, render seconds per edition)."""
-    out = ROOT / "build" / "test-site"
-    seconds = website.render(LANGS, out, pyodide_base_url="/pyodide/")
+    """Both editions rendered by Quarto (tests/sitelib.py), served; yields (base URL, render seconds)."""
+    seconds = rendered_book()
     root = tmp_path_factory.mktemp("served")
     for lang in LANGS:
-        (root / lang).symlink_to(out / lang)
-    (root / "index.html").symlink_to(out / "index.html")
+        (root / lang).symlink_to(SITE / lang)
+    (root / "index.html").symlink_to(SITE / "index.html")
     (root / "pyodide").symlink_to(pyodide_dir)
     server = website.serve(root)
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -77,8 +71,8 @@ def test_render_log_of_each_edition_has_no_warning_and_every_chapter_lands_at_la
         log = (ROOT / "build" / "site-src" / f"render-{lang}.log").read_text(encoding="utf-8")
         assert "WARN" not in log and "ERROR" not in log
         for page in PAGES:
-            assert (ROOT / "build" / "test-site" / lang / f"{page}.html").exists()
-        edition = ROOT / "build" / "test-site" / lang
+            assert (SITE / lang / f"{page}.html").exists()
+        edition = SITE / lang
         copied = sorted(p.relative_to(edition).as_posix() for p in edition.rglob("*")
                         if p.is_file() and p.suffix in (".py", ".npz", ".png"))
         # Each resource once, where the pages ask for it: no _site/ inside _site/, no stray sources.
@@ -91,7 +85,7 @@ def test_render_log_of_each_edition_has_no_warning_and_every_chapter_lands_at_la
 @pytest.mark.parametrize("lang", LANGS)
 def test_rendered_html_has_no_raw_shortcode_unresolved_reference_or_missing_number(rendered_site, lang):
     for page in PAGES:
-        text = (ROOT / "build" / "test-site" / lang / f"{page}.html").read_text(encoding="utf-8")
+        text = (SITE / lang / f"{page}.html").read_text(encoding="utf-8")
         assert "{{&lt;" not in text and "{{<" not in text, f"{lang}/{page}: raw shortcode"
         assert "?@" not in text, f"{lang}/{page}: unresolved cross-reference"
         assert "?var:" not in text, f"{lang}/{page}: a {{< var >}} key missing from _variables.yml"
@@ -117,7 +111,7 @@ def test_a_line_break_inside_chinese_prose_renders_as_no_space(rendered_site):
     joins = 0
     for page in PAGES:
         source = (ROOT / "book" / "zh" / f"{page}.qmd").read_text(encoding="utf-8")
-        rendered = (ROOT / "build" / "test-site" / "zh" / f"{page}.html").read_text(encoding="utf-8")
+        rendered = (SITE / "zh" / f"{page}.html").read_text(encoding="utf-8")
         for before, after in re.findall(rf"(?m)([{WIDE}]{{3}})\n([{WIDE}]{{3}})", source):
             assert before + after in rendered, f"zh/{page}: '{before} {after}' is split where the source breaks a line"
             joins += 1
