@@ -114,13 +114,33 @@ def render_edition(lang: str, out: Path, quarto: str, pyodide_base_url: str | No
     shutil.move(str(project / "_site"), str(target))
 
     for page in project.glob("*.qmd"):  # the second render, as notebooks, takes the chapters with cells
-        if CELL_FENCE not in page.read_text(encoding="utf-8"):
+        text = page.read_text(encoding="utf-8")
+        if CELL_FENCE not in text:
             page.unlink()
+        else:
+            page.write_text(text.replace("\nengine: markdown\n",
+                                         "\nengine: markdown\n" + notebook_front_matter(lang, page.name), 1),
+                            encoding="utf-8")
     seconds += run_quarto(quarto, project, ["--to", "ipynb", "--profile", f"{lang},build,notebook"],
                           f"{lang}-notebooks")
     for notebook in sorted((project / "_site").glob("*.ipynb")):
-        shutil.move(str(notebook), str(target / notebook.name))
+        write_notebook(notebook, target / notebook.name)
     return seconds
+
+
+ATTACHED_IMAGE = re.compile(r'<img\s+src="(attachment:[^"]+)"(?:\s+alt="([^"]*)")?\s*/?>', re.S)
+
+
+def write_notebook(rendered: Path, target: Path):
+    """Copy a notebook Quarto wrote, with each attached picture in Markdown's image syntax: pandoc writes
+    figures as <img src="attachment:…">, which nbconvert (and so GitHub's viewer) does not resolve."""
+    notebook = json.loads(rendered.read_text(encoding="utf-8"))
+    for cell in notebook["cells"]:
+        if cell["cell_type"] == "markdown" and cell.get("attachments"):
+            source = "".join(cell["source"])
+            source = ATTACHED_IMAGE.sub(lambda m: f"![{' '.join((m.group(2) or '').split())}]({m.group(1)})", source)
+            cell["source"] = source.splitlines(keepends=True)
+    target.write_text(json.dumps(notebook, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
 
 
 def render(langs, out: Path, pyodide_base_url: str | None = None) -> dict:
@@ -142,6 +162,9 @@ def render(langs, out: Path, pyodide_base_url: str | None = None) -> dict:
 # ---------------------------------------------------------------- cross-references in notebooks
 HEADING = re.compile(r"^(#{1,3}) .*?\{#(sec-[\w-]+)([^}]*)\}\s*$")
 FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
+INCLUDE = re.compile(r"^\{\{< include /(\S+) >\}\}\s*$")
+FLOAT_IN_TEXT = re.compile(r"\{#((?:fig|tbl)-[\w-]+)")               # ![…](…){#fig-x}, : caption {#tbl-x}
+FLOAT_IN_CELL = re.compile(r"^(?:%%|#)\| label: ((?:fig|tbl)-[\w-]+)")  # a mermaid or code cell's label
 
 
 def book_pages(lang: str) -> tuple[list[str], list[str]]:
@@ -159,26 +182,51 @@ def book_pages(lang: str) -> tuple[list[str], list[str]]:
     return pages["chapters"], pages["appendices"]
 
 
-def crossref_targets(lang: str) -> dict:
-    """Every section id of the edition -> {kind, number, href} as the book numbers it.
+def page_lines(lang: str, name: str) -> list[str]:
+    """A page's lines with each `{{< include /PATH >}}` replaced by that file's lines (a missing one is left
+    for Quarto to report)."""
+    lines = []
+    for line in (ROOT / "book" / lang / name).read_text(encoding="utf-8").splitlines():
+        include = INCLUDE.match(line)
+        if include and (ROOT / include.group(1)).is_file():
+            lines += (ROOT / include.group(1)).read_text(encoding="utf-8").splitlines()
+        else:
+            lines.append(line)
+    return lines
 
-    A notebook holds one chapter, so Quarto cannot resolve a reference to another; the filter turns those
-    into links to the other chapter's page with this number."""
+
+def crossref_targets(lang: str) -> dict:
+    """Every section, figure and table id of the edition -> {kind, number, page, href} as the book numbers it.
+
+    A notebook holds one chapter, so Quarto cannot resolve a reference to another chapter; the pyodide-cells
+    filter turns those into links to the other chapter's page, numbered with this map."""
     chapters, appendices = book_pages(lang)
     targets, chapter_number = {}, 0
     for index, name in enumerate(chapters + appendices):
         in_appendix = index >= len(chapters)
-        counters, in_code, number = [0, 0], None, None
-        for line in (ROOT / "book" / lang / name).read_text(encoding="utf-8").splitlines():
+        page = name.replace(".qmd", ".html")
+        sections, floats, in_code, number = [0, 0], {"fig": 0, "tbl": 0}, None, None
+
+        def add(ident, kind, label):
+            targets[ident] = {"kind": kind, "number": label, "page": page,
+                              "href": page if kind in ("chapter", "appendix") else f"{page}#{ident}"}
+
+        for line in page_lines(lang, name):
             fence = FENCE.match(line)
             if fence:
                 in_code = None if in_code and fence.group(1).startswith(in_code) else in_code or fence.group(1)
+                continue
+            found = FLOAT_IN_CELL.match(line) if in_code else None
+            found = found or (FLOAT_IN_TEXT.search(line) if not in_code else None)
+            if found and number:
+                kind = found.group(1)[:3]
+                floats[kind] += 1
+                add(found.group(1), {"fig": "figure", "tbl": "table"}[kind], f"{number}.{floats[kind]}")
                 continue
             heading = HEADING.match(line) if not in_code else None
             if not heading:
                 continue
             level, ident, attributes = len(heading.group(1)), heading.group(2), heading.group(3)
-            href = name.replace(".qmd", ".html")
             if level == 1:
                 if ".unnumbered" in attributes:
                     number = None
@@ -188,14 +236,22 @@ def crossref_targets(lang: str) -> dict:
                 else:
                     chapter_number += 1
                     number = str(chapter_number)
-                targets[ident] = {"kind": "appendix" if in_appendix else "chapter", "number": number, "href": href}
+                add(ident, "appendix" if in_appendix else "chapter", number)
             elif number and ".unnumbered" not in attributes:
-                counters[level - 2] += 1
+                sections[level - 2] += 1
                 if level == 2:
-                    counters[1] = 0
-                targets[ident] = {"kind": "section", "number": ".".join([number, *map(str, counters[:level - 1])]),
-                                  "href": f"{href}#{ident}"}
+                    sections[1] = 0
+                add(ident, "section", ".".join([number, *map(str, sections[:level - 1])]))
     return targets
+
+
+def notebook_front_matter(lang: str, page: str) -> str:
+    """What a chapter needs, as a notebook, to number its sections, figures and tables as the book does."""
+    target = next((t for t in crossref_targets(lang).values()
+                   if t["page"] == page.replace(".qmd", ".html") and t["kind"] in ("chapter", "appendix")), None)
+    if not target or target["kind"] == "appendix":
+        return ""
+    return f"number-offset: [{target['number']}]\ncrossref:\n  chapters: true\n"
 
 
 # ---------------------------------------------------------------- the two editions, linked

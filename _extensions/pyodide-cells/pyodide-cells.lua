@@ -147,10 +147,10 @@ end
 local NOTEBOOK_TEXT = {
   en = { hint = "Hint:", solution = "Solution (collapsed; it runs before the check below):",
          setup = "# The book's files (the trained char model's weights) beside this notebook; no network.",
-         chapter = "Chapter", section = "Section", appendix = "Appendix" },
+         chapter = "Chapter", section = "Section", appendix = "Appendix", figure = "Figure", table = "Table" },
   zh = { hint = "提示：", solution = "參考解答（已收合；它會在下面的檢查之前執行）：",
          setup = "# 把本書的檔案（訓練好的字元模型權重）放到這本筆記本旁邊；不需要網路。",
-         chapter = "章", section = "節", appendix = "附錄" },
+         chapter = "章", section = "節", appendix = "附錄", figure = "圖", table = "表" },
 }
 
 local function notebook_text(meta)
@@ -183,22 +183,20 @@ end
 
 -- A notebook is one chapter, so a reference to another chapter cannot be resolved by Quarto: it becomes a
 -- link to that chapter's web page, numbered as the book numbers it (`notebook-crossrefs`, written by
--- book/website.py: id -> {kind = "chapter" | "section" | "appendix", number, href}).
+-- book/website.py: id -> {kind = chapter | section | appendix | figure | table, number, page, href}).
 local function other_chapter_references(doc, text)
   local known = doc.meta["notebook-crossrefs"]
-  if not known then return doc end
-  local here = {}
-  doc.blocks:walk({ Header = function(h) here[h.identifier] = true end })
+  if not (known and quarto and quarto.doc and quarto.doc.input_file) then return doc end
+  local this_page = pandoc.path.split_extension(pandoc.path.filename(quarto.doc.input_file)) .. ".html"
   return doc:walk({
     Cite = function(cite)
-      local id = cite.citations[1].id
-      local target = known[id]
-      if #cite.citations ~= 1 or here[id] or not target then return nil end
-      local label = text[pandoc.utils.stringify(target.kind)] .. "\u{a0}" .. pandoc.utils.stringify(target.number)
-      if text == NOTEBOOK_TEXT.zh and target.kind ~= "appendix" then  -- Quarto's zh-TW order: 章 2, 節 2.3
-        label = text[pandoc.utils.stringify(target.kind)] .. " " .. pandoc.utils.stringify(target.number)
+      local target = known[cite.citations[1].id]
+      if #cite.citations ~= 1 or not target or pandoc.utils.stringify(target.page) == this_page then
+        return nil
       end
-      return pandoc.Link(label, pandoc.utils.stringify(target.href))
+      local kind = pandoc.utils.stringify(target.kind)
+      return pandoc.Link(text[kind] .. "\u{a0}" .. pandoc.utils.stringify(target.number),
+                         pandoc.utils.stringify(target.href))
     end,
   })
 end
