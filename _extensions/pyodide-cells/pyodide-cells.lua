@@ -201,6 +201,11 @@ local function other_chapter_references(doc, text)
   })
 end
 
+local function is_cell(block)
+  return block.t == "CodeBlock" and (block.classes:includes("{pyodide}") or block.classes:includes("pyodide")
+                                     or block.classes:includes("notebook-only"))
+end
+
 local function notebook(doc)
   local text = notebook_text(doc.meta)
   local block_number = 0
@@ -232,6 +237,22 @@ local function notebook(doc)
 end
 
 -- ---------------------------------------------------------------- the document
+-- A notebook cell must be a top-level cell: in a notebook, a callout that holds cells (an exercise) is
+-- opened up into its title, as a bold line, and its content. (Quarto hands callouts to filters as this
+-- custom node, before `Pandoc` below sees the document.)
+function Callout(callout)
+  if FORMAT ~= "ipynb" then return nil end
+  local holds_cell = false
+  callout.content:walk({ CodeBlock = function(b) holds_cell = holds_cell or is_cell(b) end })
+  if not holds_cell then return nil end
+  local opened = pandoc.Blocks({})
+  if callout.title then
+    opened:insert(pandoc.Para({ pandoc.Strong(pandoc.utils.stringify(callout.title)) }))
+  end
+  opened:extend(callout.content)
+  return opened
+end
+
 function Pandoc(doc)
   if FORMAT == "ipynb" then
     return notebook(doc)

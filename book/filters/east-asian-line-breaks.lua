@@ -21,6 +21,9 @@ local function first_code(inline)
   if inline and inline.t == "Str" and #inline.text > 0 then
     return utf8.codepoint(inline.text, 1)
   end
+  if inline and inline.t == "Cite" then  -- @sec-… renders as 章/節/圖/表 N in this edition
+    return utf8.codepoint("表")
+  end
 end
 
 function Inlines(inlines)
