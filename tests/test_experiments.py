@@ -93,6 +93,57 @@ def test_llama2_facts_are_counted_from_the_model():
     assert last["scores"] / first["scores"] == 64 and last["cached_positions"] / first["cached_positions"] == 8
 
 
+def test_llama2_flops_show_the_two_per_weight_rule_and_the_attention_term_separately():
+    flops = experiments.llama2_experiment(context=512, lengths=[512, 4096])["flops"]
+    assert flops["matmul_flops"] == 2 * (82_594_560 - 25 * 768) == 165_150_720  # 0.165 GFLOP: weights only
+    assert flops["attention_flops"] == 4 * 12 * 512 * 768 == 18_874_368  # q.k and w.v over 512 positions
+    assert flops["per_token"] == 184_025_088  # 0.184 GFLOP: what the rule of thumb leaves out at T = 512
+    assert round(flops["matmul_flops"] / 1e9, 3) == 0.165 and round(flops["per_token"] / 1e9, 3) == 0.184
+
+
+def test_decode_memory_weights_outweigh_the_cache_until_the_crossover():
+    mem = experiments.llama2_experiment(context=512, lengths=[512], batches=[1, 16, 32])["decode_memory"]
+    assert mem["weights_bytes"] == 4 * 82_594_560 == 330_378_240  # float32 weights, read once per step
+    assert mem["kv_bytes_per_token"] == 36_864
+    assert mem["crossover_tokens"] == pytest.approx(330_378_240 / 36_864)  # 8,962.08 cached tokens
+    assert mem["crossover_context_batch_1"] == 8963 and mem["crossover_batch_at_context"] == 18
+    b1, b16, b32 = mem["rows"]
+    assert b1["cache_bytes"] == 18 * 2**20 and b1["weights_bytes"] / b1["cache_bytes"] > 17  # weights ~17.5x
+    assert b16["cache_over_weights"] < 1 < b32["cache_over_weights"]
+
+
+def test_position_rows_tell_untouched_rows_from_trained_ones():
+    import torch
+    torch.manual_seed(0)
+    initial = torch.randn(8, 4)
+    trained = initial.clone()
+    trained[:3] = torch.randn(3, 4)  # rows 0..2 moved by "training"
+    trained[3:] *= 0.9  # rows 3..7: weight decay only
+    rows = experiments.position_rows(initial, trained, train_len=3)
+    assert rows["unseen_cosine"] == pytest.approx(1.0) and rows["unseen_norm_ratio"] == pytest.approx(0.9)
+    assert rows["seen_cosine"] < 0.9
+
+
+def test_learned_rows_beyond_the_training_length_get_no_gradient():
+    import torch
+    from llmparts.model import GPT, ModelConfig
+    model = GPT(ModelConfig(**{**experiments.BASE_MODEL, "block_size": 256}))
+    idx = torch.randint(0, 65, (2, 64))
+    _, loss = model(idx, idx)
+    loss.backward()
+    grad = model.pos_emb.weight.grad
+    assert grad[:64].abs().sum() > 0 and torch.count_nonzero(grad[64:]) == 0
+
+
+def test_extrapolation_runs_over_the_ablations_seeds(tmp_path):
+    scale = experiments.SCALES["full"]
+    tasks = experiments.build_tasks(["extrapolation"], scale, 1, tmp_path / "w.npz")
+    assert sorted((t["kwargs"]["kind"], t["kwargs"]["seed"]) for t in tasks) == \
+        sorted((k, s) for k in experiments.EXTRAPOLATION for s in scale["seeds"])
+    assert experiments.experiment_configs(scale)["extrapolation"]["seeds"] == \
+        experiments.experiment_configs(scale)["ablation"]["seeds"]
+
+
 def test_generation_outputs_match_with_and_without_cache_in_torch_and_numpy():
     scale = {"prompt_len": 8, "new_tokens": 12, "timing_repeats": 1}
     gen = experiments.generation_experiment(scale, threads=1)
@@ -170,6 +221,10 @@ def test_smoke_pipeline_writes_fresh_results_tables_and_figures(tmp_path):
     weights = json.loads((tmp_path / "results" / "weights.json").read_text())
     assert (tmp_path / weights["file"]).stat().st_size == weights["bytes"] < 5_000_000
     assert (tmp_path / "_variables.yml").is_file()
+    extrapolation = json.loads((tmp_path / "results" / "extrapolation.json").read_text())
+    seeds = experiments.SCALES["smoke"]["seeds"]
+    assert extrapolation["seeds"] == seeds and all(len(v) == len(seeds) for v in extrapolation["losses"].values())
+    assert all(r["unseen_cosine"] > 0.999 for r in extrapolation["position_rows"])  # untrained rows: only decayed
     for lang in ("zh", "en"):
         assert (tmp_path / "images" / f"rope_extrapolation.{lang}.png").is_file()
         assert (tmp_path / "results" / "tables" / f"ablation.{lang}.md").is_file()

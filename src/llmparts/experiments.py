@@ -5,7 +5,7 @@
     llmparts reproduce --smoke --out_dir build/smoke   # the whole pipeline at tiny scale, for CI
 
 Experiments: ablation (7 configs x seeds on nanoGPT's CPU shakespeare_char recipe), extrapolation
-(learned positions vs RoPE, trained at 64, evaluated up to 256), hands_on (examples/tiny_modern.py),
+(learned positions vs RoPE, trained at 64, evaluated up to 256, over the ablation's seeds), hands_on (examples/tiny_modern.py),
 generation (tokens/s with and without the KV cache, torch and NumPy), llama2 (the preset's parameters,
 KV cache and FLOPs, counted by code) and weights (the all-on char model exported for the browser).
 Training runs are independent, so they go to --jobs worker processes with --threads threads each.
@@ -19,6 +19,7 @@ import concurrent.futures as futures
 import hashlib
 import importlib.util
 import json
+import math
 import multiprocessing
 import os
 import sys
@@ -107,14 +108,34 @@ def ablation_run(name: str, seed: int, scale: dict, threads: int, export_path: s
     return record
 
 
-def extrapolation_run(kind: str, scale: dict, threads: int) -> dict:
-    # block_size is the longest eval length; training at train_len leaves the learned rows beyond it untouched.
+def position_rows(initial: torch.Tensor, trained: torch.Tensor, train_len: int) -> dict:
+    """How far training moved the learned position table, for the rows it saw and the rows it never saw.
+
+    Per row: the cosine between its initial and trained vector, and its trained/initial norm ratio.
+    A row that got no gradient keeps its direction (cosine 1) and only shrinks by weight decay."""
+    cos = torch.nn.functional.cosine_similarity(initial, trained, dim=-1)
+    ratio = trained.norm(dim=-1) / initial.norm(dim=-1)
+    seen, unseen = slice(0, train_len), slice(train_len, None)
+    return {"rows": initial.shape[0], "train_len": train_len,
+            "seen_cosine": cos[seen].mean().item(), "unseen_cosine": cos[unseen].mean().item(),
+            "unseen_min_cosine": cos[unseen].min().item(),
+            "seen_norm_ratio": ratio[seen].mean().item(), "unseen_norm_ratio": ratio[unseen].mean().item()}
+
+
+def extrapolation_run(kind: str, seed: int, scale: dict, threads: int) -> dict:
+    # block_size is the longest eval length; training at train_len sends no gradient to the learned rows beyond it.
     model_config = ModelConfig(**{**BASE_MODEL, "block_size": scale["extrapolation_block"], **EXTRAPOLATION[kind]})
-    result = train(model_config, train_config(scale, 0, threads), dataset())
+    result = train(model_config, train_config(scale, seed, threads), dataset())
     losses = [evaluate(result.model, fixed_batches(dataset().val, scale["extrapolation_eval_batches"], 12, length,
                                                    seed=VAL_SEED))
               for length in scale["eval_lengths"]]
-    return {"kind": kind, "losses": losses, "params": result.num_params, "wall_time_s": result.wall_time_s}
+    out = {"kind": kind, "seed": seed, "losses": losses, "params": result.num_params,
+           "wall_time_s": result.wall_time_s}
+    if result.model.pos_emb is not None:
+        torch.manual_seed(seed)  # train() builds its model right after this call: the same initial table
+        initial = GPT(model_config).pos_emb.weight.detach()
+        out["position_rows"] = position_rows(initial, result.model.pos_emb.weight.detach().cpu(), scale["train_len"])
+    return out
 
 
 def hands_on_run(scale: dict, threads: int) -> dict:
@@ -180,7 +201,7 @@ def generation_experiment(scale: dict, threads: int) -> dict:
     return {"torch": rows, "numpy": row("GQA", 2, cached, t_c, uncached, t_u, torch_gqa.config)}
 
 
-def llama2_experiment(context: int, lengths: list[int]) -> dict:
+def llama2_experiment(context: int, lengths: list[int], batches: list[int] = (1,)) -> dict:
     """The LLaMA2 preset's parameters per component, KV cache and FLOPs per token, counted from model.py."""
     config = ModelConfig.llama2()
     with torch.device("meta"):  # shapes only: no memory, no init time
@@ -207,16 +228,38 @@ def llama2_experiment(context: int, lengths: list[int]) -> dict:
     # Forward FLOPs for the token at position `context`: 2 per weight of every matmul (the tied embedding
     # counts once, as the output head; norms are not matmuls), plus attention's q.k and w.v, 2*T*d each.
     matmul_params = total - groups["norms"]
-    attention_flops = 4 * config.n_layer * context * config.n_embd
+
+    def attention_flops(T):
+        return 4 * config.n_layer * T * config.n_embd
+
     gqa_bytes = kv_cache_bytes_per_token(config)
     return {
         "params": {**groups, "total": total, "total_untied": untied.num_params()},
         "kv_cache": kv,
-        "flops": {"formula": "2 * N_matmul + 4 * n_layer * T * n_embd", "matmul_params": matmul_params,
-                  "attention_flops": attention_flops, "per_token": 2 * matmul_params + attention_flops},
+        "flops": {"formula": "2 * N_matmul + 4 * n_layer * T * n_embd", "context": context,
+                  "matmul_params": matmul_params, "matmul_flops": 2 * matmul_params,
+                  "attention_flops": attention_flops(context),
+                  "per_token": 2 * matmul_params + attention_flops(context)},
         "attention_cost": {"rows": [{"length": T, "scores": T * T, "cached_positions": T,
-                                     "kv_bytes": gqa_bytes * T} for T in lengths]},
+                                     "kv_bytes": gqa_bytes * T, "flops_per_token": 2 * matmul_params + attention_flops(T)}
+                                    for T in lengths]},
+        "decode_memory": decode_memory(total, gqa_bytes, context, batches),
     }
+
+
+def decode_memory(params: int, kv_bytes_per_token: int, context: int, batches: list[int],
+                  bytes_per_param: int = 4) -> dict:
+    """What one decoding step reads from memory: every weight once, plus the whole KV cache.
+
+    The weights cost the same at every step; the cache grows with batch x context. `crossover_tokens`
+    is the number of cached tokens (summed over the batch) at which the cache outweighs the weights."""
+    weights = params * bytes_per_param
+    crossover = weights / kv_bytes_per_token
+    rows = [{"batch": b, "context": context, "cache_bytes": b * context * kv_bytes_per_token, "weights_bytes": weights,
+             "cache_over_weights": b * context * kv_bytes_per_token / weights} for b in batches]
+    return {"bytes_per_param": bytes_per_param, "weights_bytes": weights, "kv_bytes_per_token": kv_bytes_per_token,
+            "crossover_tokens": crossover, "crossover_context_batch_1": math.ceil(crossover),
+            "crossover_batch_at_context": math.ceil(crossover / context), "context": context, "rows": rows}
 
 
 # ---------------------------------------------------------------- orchestration
@@ -231,13 +274,15 @@ def experiment_configs(scale: dict) -> dict:
         "ablation": ablation,
         "extrapolation": {"train_len": scale["train_len"], "block_size": scale["extrapolation_block"],
                           "eval_lengths": scale["eval_lengths"], "eval_batches": scale["extrapolation_eval_batches"],
-                          "seed": 0, "model": BASE_MODEL, "configs": EXTRAPOLATION, "train": ablation_train},
+                          "seeds": scale["seeds"], "model": BASE_MODEL, "configs": EXTRAPOLATION,
+                          "train": ablation_train},
         "hands_on": {"steps": scale["hands_on_steps"], "seed": 0},
         "generation": {"prompt_len": scale["prompt_len"], "new_tokens": scale["new_tokens"],
                        "timing_repeats": scale["timing_repeats"], "model": {**BASE_MODEL, **LLAMA_PARTS},
                        "n_kv_heads": {"MHA": 4, "GQA": 2, "MQA": 1}, "weights": "untrained, torch.manual_seed(0)",
                        "decoding": "greedy"},
-        "llama2": {"preset": ModelConfig.llama2().to_dict(), "context": 512, "lengths": [512, 4096]},
+        "llama2": {"preset": ModelConfig.llama2().to_dict(), "context": 512, "lengths": [512, 4096],
+                   "batches": [1, 8, 16, 32], "weights_dtype": "float32"},
         "weights": {"from": "ablation", "config": "llama", "seed": 0, "iters": scale["iters"],
                     "model": {**BASE_MODEL, **LLAMA_PARTS}, "train": ablation_train},
     }
@@ -257,8 +302,9 @@ def build_tasks(selected: list[str], scale: dict, threads: int, weights_path: Pa
     if "hands_on" in selected:
         tasks.append({"experiment": "hands_on", "kind": "hands_on", "kwargs": {"scale": scale}})
     if "extrapolation" in selected:
-        tasks += [{"experiment": "extrapolation", "kind": "extrapolation", "kwargs": {"kind": k, "scale": scale}}
-                  for k in EXTRAPOLATION]
+        tasks += [{"experiment": "extrapolation", "kind": "extrapolation",
+                   "kwargs": {"kind": k, "seed": seed, "scale": scale}}
+                  for seed in scale["seeds"] for k in EXTRAPOLATION]
     if "ablation" in selected:
         tasks += [{"experiment": "ablation", "kind": "ablation",
                    "kwargs": {"name": name, "seed": seed, "scale": scale}}
@@ -282,7 +328,7 @@ def describe(task: dict, out: dict) -> str:
     if task["kind"] == "ablation":
         return f"ablation {kw['name']} seed {kw['seed']}: val {out['val_loss']:.4f}, {out['tokens_per_sec']:,.0f} tok/s"
     if task["kind"] == "extrapolation":
-        return f"extrapolation {kw['kind']}: " + ", ".join(f"{v:.3f}" for v in out["losses"])
+        return f"extrapolation {kw['kind']} seed {kw['seed']}: " + ", ".join(f"{v:.3f}" for v in out["losses"])
     return "hands_on: " + ", ".join(f"{r['val_loss']:.4f}" for r in out["rows"])
 
 
@@ -378,11 +424,13 @@ def main(argv=None) -> int:
                 for _, out in by_experiment["ablation"]]
         save("ablation", {"runs": runs}, scale["seeds"], compute_time("ablation"))
     if "extrapolation" in args.selected:
-        curves = {out["kind"]: out for _, out in by_experiment["extrapolation"]}
-        save("extrapolation", {"lengths": scale["eval_lengths"],
-                               "losses": {k: curves[k]["losses"] for k in EXTRAPOLATION},
-                               "params": {k: curves[k]["params"] for k in EXTRAPOLATION}},
-             [0], compute_time("extrapolation"))
+        curves = {(out["kind"], out["seed"]): out for _, out in by_experiment["extrapolation"]}
+        seeds = scale["seeds"]
+        save("extrapolation", {"lengths": scale["eval_lengths"], "seeds": seeds,
+                               "losses": {k: [curves[k, s]["losses"] for s in seeds] for k in EXTRAPOLATION},
+                               "params": {k: curves[k, seeds[0]]["params"] for k in EXTRAPOLATION},
+                               "position_rows": [curves["learned", s]["position_rows"] for s in seeds]},
+             seeds, compute_time("extrapolation"))
     if "hands_on" in args.selected:
         (_, out), = by_experiment["hands_on"]
         save("hands_on", {"rows": out["rows"], "wall_time_s": out["wall_time_s"]}, [0], out["task_wall_time_s"])
@@ -398,8 +446,8 @@ def main(argv=None) -> int:
         save("generation", gen, [0], time.perf_counter() - t0)
     if "llama2" in args.selected:
         t0 = time.perf_counter()
-        save("llama2", llama2_experiment(configs["llama2"]["context"], configs["llama2"]["lengths"]), [],
-             time.perf_counter() - t0)
+        ll = configs["llama2"]
+        save("llama2", llama2_experiment(ll["context"], ll["lengths"], ll["batches"]), [], time.perf_counter() - t0)
 
     missing = [n for n in report.EXPERIMENTS if not (results_dir / f"{n}.json").is_file()]
     if missing:
