@@ -7,7 +7,10 @@ Chromium (Quarto draws the roadmap for notebooks with it): it is marked `browser
 """
 from __future__ import annotations
 
+import re
 import shutil
+import subprocess
+import sys
 import time
 
 import nbformat
@@ -84,3 +87,25 @@ def test_use_book_files_says_where_it_looked_when_the_weights_are_nowhere(tmp_pa
     with pytest.raises(FileNotFoundError, match=r"char_llama\.npz \(the book's trained char model\) is not in .*"
                                                  r"pip install -e \."):
         llmparts.notebook.use_book_files(tmp_path)
+
+
+OPTIONAL = [(lang, page) for lang, page in NOTEBOOKS if any("notebook-only" in info for info in cell_blocks(lang, page))]
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("lang,page", [n for n in OPTIONAL if n[0] == "en"], ids=lambda v: str(v))
+def test_optional_pytorch_cell_is_off_by_default_and_trains_the_real_model_when_switched_on(lang, page, tmp_path):
+    nb = read_notebook(lang, page)
+    [cell] = [c for c in nb.cells if "notebook-only" in c.metadata.get("tags", [])]
+    assert "TRAIN_WITH_PYTORCH = False" in cell.source
+    setup = next(c for c in nb.cells if "setup" in c.metadata.get("tags", []))
+    code = re.sub(r"^(STEPS\b.*?)300", r"\g<1>20", cell.source.replace("TRAIN_WITH_PYTORCH = False",
+                                                                        "TRAIN_WITH_PYTORCH = True"), flags=re.M)
+    code = setup.source + "\n\n" + code  # as in the notebook: the setup cell first
+    run = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "validation loss after 20 steps" in run.stdout, run.stdout
+
+
+def test_both_editions_have_the_same_optional_pytorch_cells():
+    assert [page for lang, page in OPTIONAL if lang == "zh"] == [page for lang, page in OPTIONAL if lang == "en"]
