@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from .numpy_model import check_sampling_args as check_temperature_and_top_k
-from .numpy_model import softmax
+from .numpy_model import repeat_kv, softmax
 
 
 # ---------------------------------------------------------------- sampling (sampling.py)
@@ -68,3 +68,123 @@ def sample_next(logits, temperature: float = 1.0, top_k: int | None = None, top_
     probs = softmax(filter_logits(logits, temperature, top_k, top_p).astype(np.float64), axis=-1)
     rng = np.random.default_rng() if rng is None else rng
     return np.array([[rng.choice(probs.shape[-1], p=row)] for row in probs], dtype=np.int64)
+
+
+# ---------------------------------------------------------------- batched generation (batching.py)
+
+PAD = -1  # the position of a padding token: it is neither stored nor attended to
+
+
+class SlotKVCache:
+    """Keys and values per layer, (n_slots, n_kv_head, block_size, head_dim): row s belongs to one sequence."""
+
+    def __init__(self, config, n_slots: int):
+        shape = (n_slots, config.n_kv_head, config.block_size, config.head_dim)
+        self.k = [np.zeros(shape, dtype=np.float32) for _ in range(config.n_layer)]
+        self.v = [np.zeros(shape, dtype=np.float32) for _ in range(config.n_layer)]
+        self.capacity = config.block_size
+
+    def update(self, layer: int, slots, positions, k, v):
+        """Store k, v (B, n_kv_head, T, D) of the real tokens; return the slots' keys and values 0 .. max position."""
+        rows, cols = np.nonzero(positions != PAD)
+        self.k[layer][slots[rows], :, positions[rows, cols]] = k[rows, :, cols]
+        self.v[layer][slots[rows], :, positions[rows, cols]] = v[rows, :, cols]
+        S = int(positions.max()) + 1
+        return self.k[layer][slots, :, :S], self.v[layer][slots, :, :S]
+
+
+def rope_at(x, cos, sin, positions):
+    """numpy_model.apply_rope with a position per token: x (B, H, T, head_dim), positions (B, T)."""
+    cos, sin = cos[positions][:, None], sin[positions][:, None]  # (B, 1, T, head_dim // 2)
+    x1, x2 = x[..., ::2], x[..., 1::2]
+    rotated_1 = x1 * cos - x2 * sin
+    rotated_2 = x1 * sin + x2 * cos
+    return np.stack([rotated_1, rotated_2], axis=-1).reshape(x.shape)
+
+
+def attend(attn, x, positions, cache: SlotKVCache, layer: int, slots, rope_cos, rope_sin):
+    """CausalSelfAttention.__call__ where each token has its own position and each row its own cache slot."""
+    B, T, _ = x.shape
+    q = attn.wq(x).reshape(B, T, attn.n_head, attn.head_dim).transpose(0, 2, 1, 3)
+    k = attn.wk(x).reshape(B, T, attn.n_kv_head, attn.head_dim).transpose(0, 2, 1, 3)
+    v = attn.wv(x).reshape(B, T, attn.n_kv_head, attn.head_dim).transpose(0, 2, 1, 3)
+    seen_from = np.maximum(positions, 0)  # a padding query looks at column 0 of its slot; its output is ignored
+    if attn.use_rope:
+        q = rope_at(q, rope_cos, rope_sin, seen_from)
+        k = rope_at(k, rope_cos, rope_sin, seen_from)
+    k, v = cache.update(layer, slots, positions, k, v)
+    n_rep = attn.n_head // attn.n_kv_head
+    k, v = repeat_kv(k, n_rep), repeat_kv(v, n_rep)
+    S = k.shape[-2]
+    visible = np.arange(S)[None, None, :] <= seen_from[:, :, None]  # (B, T, S)
+    scores = (q @ k.transpose(0, 1, 3, 2)) / np.float32(math.sqrt(attn.head_dim))
+    scores = np.where(visible[:, None], scores, np.float32(-np.inf))
+    y = softmax(scores, axis=-1) @ v
+    y = y.transpose(0, 2, 1, 3).reshape(B, T, attn.n_head * attn.head_dim)
+    return attn.wo(y)
+
+
+def forward_batch(model, idx, positions, cache: SlotKVCache, slots=None):
+    """Logits (B, T, vocab) for token ids idx (B, T) at positions (B, T) (PAD = -1 for padding), row b in slot slots[b]."""
+    idx, positions = np.asarray(idx), np.asarray(positions)
+    if positions.shape != idx.shape:
+        raise ValueError(f"positions (shape {tuple(positions.shape)}) must have the shape of idx ({tuple(idx.shape)})")
+    if int(positions.max()) >= cache.capacity:
+        raise ValueError(f"position {int(positions.max())} exceeds block_size ({cache.capacity}), the cache's capacity")
+    slots = np.arange(idx.shape[0]) if slots is None else np.asarray(slots)
+    x = model.tok_emb(idx)
+    if model.pos_emb is not None:
+        x = x + model.pos_emb(np.maximum(positions, 0))
+    for layer, block in enumerate(model.blocks):
+        x = x + attend(block.attn, block.attn_norm(x), positions, cache, layer, slots, model.rope_cos, model.rope_sin)
+        x = x + block.mlp(block.mlp_norm(x))
+    return model.lm_head(model.norm_f(x))
+
+
+def pad_prompts(prompts, padding: str = "left", pad_id: int = 0):
+    """Token ids (B, T_max) and positions (B, T_max) of prompts of different lengths; pads get position PAD."""
+    if padding not in ("left", "right"):
+        raise ValueError(f"padding ({padding!r}) must be 'left' or 'right'")
+    if not prompts or any(len(p) < 1 for p in prompts):
+        raise ValueError("every prompt must hold at least one token")
+    width = max(len(p) for p in prompts)
+    idx = np.full((len(prompts), width), pad_id, dtype=np.int64)
+    positions = np.full((len(prompts), width), PAD, dtype=np.int64)
+    for row, prompt in enumerate(prompts):
+        start = width - len(prompt) if padding == "left" else 0
+        idx[row, start:start + len(prompt)] = prompt
+        positions[row, start:start + len(prompt)] = np.arange(len(prompt))
+    return idx, positions
+
+
+def generate_batch(model, prompts, max_new_tokens: int, temperature: float = 1.0, top_k: int | None = None,
+                   top_p: float | None = None, eos_id: int | None = None, padding: str = "left", pad_id: int = 0,
+                   rng: np.random.Generator | None = None):
+    """Continue each prompt (a list of token ids) by up to max_new_tokens tokens; a row stops at its own eos_id."""
+    check_sampling_args(temperature, top_k, top_p)
+    if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 0:
+        raise ValueError(f"max_new_tokens ({max_new_tokens!r}) must be a non-negative integer")
+    idx, positions = pad_prompts(prompts, padding, pad_id)
+    longest = idx.shape[1] + max_new_tokens
+    if longest > model.config.block_size:
+        raise ValueError(f"longest prompt ({idx.shape[1]}) + max_new_tokens ({max_new_tokens}) = {longest} "
+                         f"exceeds block_size ({model.config.block_size}), the KV cache's capacity")
+    cache = SlotKVCache(model.config, len(prompts))
+    outputs = [list(p) for p in prompts]
+    logits = forward_batch(model, idx, positions, cache)
+    last = positions.argmax(axis=1)  # each row's last real token: the last column with left padding
+    logits = logits[np.arange(len(prompts)), last]
+    next_pos = positions.max(axis=1) + 1
+    done = np.zeros(len(prompts), dtype=bool)
+    for step in range(max_new_tokens):
+        next_id = sample_next(logits, temperature, top_k, top_p, rng)
+        for row in np.flatnonzero(~done):
+            outputs[row].append(int(next_id[row, 0]))
+        if eos_id is not None:
+            done |= next_id[:, 0] == eos_id
+        if bool(done.all()) or step == max_new_tokens - 1:
+            break
+        step_pos = np.where(done, PAD, next_pos)[:, None]  # finished rows stay in the batch as padding
+        logits = forward_batch(model, next_id, step_pos, cache)[:, -1]
+        next_pos += 1
+    return outputs
