@@ -106,3 +106,16 @@ def to_hf(model: GPT, out_dir) -> Path:
     save_file({k: v.contiguous() for k, v in tensors.items()}, str(out_dir / "model.safetensors"),
               metadata={"format": "pt"})
     return out_dir
+
+
+def from_npz(path) -> tuple[GPT, str | None]:
+    """The PyTorch model (in eval mode) and the vocabulary (or None) of an .npz written by to_npz."""
+    from llmparts.config import ModelConfig
+
+    with np.load(path) as data:
+        config = ModelConfig.from_dict(json.loads(str(data["config_json"])))
+        chars = str(data["chars"]) if "chars" in data.files else None
+        state = {k: torch.from_numpy(data[k]) for k in data.files if k not in ("config_json", "chars")}
+    model = GPT(config)
+    model.load_state_dict(state)
+    return model.eval(), chars

@@ -7,12 +7,13 @@ weight-only int8 / int4 quantization. tests/test_numpy_serving.py keeps them equ
 
 from __future__ import annotations
 
+import copy
 import math
 
 import numpy as np
 
 from .numpy_model import check_sampling_args as check_temperature_and_top_k
-from .numpy_model import repeat_kv, softmax
+from .numpy_model import Linear, repeat_kv, softmax
 
 
 # ---------------------------------------------------------------- sampling (sampling.py)
@@ -188,3 +189,113 @@ def generate_batch(model, prompts, max_new_tokens: int, temperature: float = 1.0
         logits = forward_batch(model, next_id, step_pos, cache)[:, -1]
         next_pos += 1
     return outputs
+
+
+# ---------------------------------------------------------------- weight-only quantization (quantize.py)
+
+INT8_MAX = 127  # codes -127 .. 127 (symmetric: -128 is left unused)
+INT4_MAX = 7    # codes -7 .. 7, stored as 1 .. 15 in a nibble
+
+
+def check_quant_args(bits, group_size):
+    if bits not in (8, 4) or isinstance(bits, bool):
+        raise ValueError(f"bits ({bits!r}) must be 8 (int8 per channel) or 4 (int4 group-wise)")
+    if isinstance(group_size, bool) or not isinstance(group_size, int) or group_size < 2 or group_size % 2:
+        raise ValueError(f"group_size ({group_size!r}) must be an even integer >= 2")
+
+
+def absmax_scale(w, max_code: int):
+    """The step between codes: largest |w| along the last axis / max_code (1 where a group is all zeros)."""
+    absmax = np.abs(w).max(axis=-1, keepdims=True)
+    return np.where(absmax > 0, absmax / np.float32(max_code), np.float32(1)).astype(np.float32)
+
+
+def quantize_int8(w):
+    """W (out, in) -> int8 codes (out, in) and one float32 scale per row (out, 1)."""
+    scale = absmax_scale(w, INT8_MAX)
+    codes = np.clip(np.round(w / scale), -INT8_MAX, INT8_MAX).astype(np.int8)
+    return codes, scale
+
+
+def dequantize_int8(codes, scale):
+    return codes.astype(np.float32) * scale
+
+
+def quantize_int4(w, group_size: int = 32):
+    """W (out, in) -> packed codes (out, padded_in // 2) uint8 and a scale per group (out, padded_in // group_size, 1)."""
+    out_features, in_features = w.shape
+    w = np.pad(w, ((0, 0), (0, -in_features % group_size)))
+    groups = w.reshape(out_features, -1, group_size)
+    scale = absmax_scale(groups, INT4_MAX)
+    codes = np.clip(np.round(groups / scale), -INT4_MAX, INT4_MAX).astype(np.int8).reshape(out_features, -1)
+    return pack_int4(codes), scale
+
+
+def pack_int4(codes):
+    """Codes in -7 .. 7 (out, in) -> bytes (out, in // 2): code + 8 in the low nibble, the next in the high."""
+    nibbles = (codes + 8).astype(np.uint8)
+    return nibbles[:, 0::2] | (nibbles[:, 1::2] << 4)
+
+
+def unpack_int4(packed):
+    low, high = (packed & 0x0F).astype(np.int8) - 8, (packed >> 4).astype(np.int8) - 8
+    return np.stack([low, high], axis=-1).reshape(packed.shape[0], -1)
+
+
+def dequantize_int4(packed, scale):
+    codes = unpack_int4(packed)
+    out_features, n_groups = scale.shape[0], scale.shape[1]
+    groups = codes.reshape(out_features, n_groups, -1).astype(np.float32) * scale
+    return groups.reshape(out_features, -1)
+
+
+class QuantizedLinear:
+    """A Linear whose weight is kept as int8 or packed int4 codes plus scales, dequantized at each call."""
+
+    def __init__(self, linear, bits: int = 8, group_size: int = 32):
+        check_quant_args(bits, group_size)
+        self.bits, self.group_size = bits, group_size
+        self.out_features, self.in_features = linear.weight.shape
+        w = linear.weight.astype(np.float32)
+        self.codes, self.scale = quantize_int8(w) if bits == 8 else quantize_int4(w, group_size)
+        self.bias = linear.bias
+
+    def dequantized_weight(self):
+        if self.bits == 8:
+            return dequantize_int8(self.codes, self.scale)
+        return dequantize_int4(self.codes, self.scale)[:, :self.in_features]
+
+    def __call__(self, x):
+        y = x @ self.dequantized_weight().T
+        return y if self.bias is None else y + self.bias
+
+
+def block_linears(model):
+    """(parent, attribute name, Linear) for every Linear inside the blocks (the head is the embedding)."""
+    for block in model.blocks:
+        for parent in (block.attn, block.mlp):
+            for name, child in list(vars(parent).items()):
+                if isinstance(child, Linear):
+                    yield parent, name, child
+
+
+def quantize_model(model, bits: int = 8, group_size: int = 32):
+    """A copy of model whose block Linears are QuantizedLinear; the original is left untouched."""
+    check_quant_args(bits, group_size)
+    quantized = copy.deepcopy(model)
+    for parent, name, linear in list(block_linears(quantized)):
+        setattr(parent, name, QuantizedLinear(linear, bits, group_size))
+    return quantized
+
+
+def linear_weight_bytes(model) -> int:
+    """Bytes of the block Linears' weights alone: float32 weights, or codes + scales once quantized."""
+    total = 0
+    for block in model.blocks:
+        for parent in (block.attn, block.mlp):
+            for child in vars(parent).values():
+                if isinstance(child, QuantizedLinear):
+                    total += child.codes.nbytes + child.scale.nbytes
+                elif isinstance(child, Linear):
+                    total += child.weight.nbytes
+    return total
