@@ -45,6 +45,16 @@ def test_numpy_model_from_npz_gives_torch_logits_within_1e_5(parts, tmp_path, or
     assert np.abs(numpy_model.forward(idx) - expected).max() <= 1e-5
 
 
+@pytest.mark.parametrize("tie", [True, False])
+def test_from_npz_gives_back_the_same_torch_model_and_vocabulary(tie, tmp_path, ordinary_scale):
+    model = ordinary_scale(GPT(small_config(**LLAMA_RECIPE, n_kv_head=2, tie_embeddings=tie)))
+    loaded, chars = export.from_npz(export.to_npz(model, tmp_path / "m.npz", chars="\n !abcdefghij"))
+    assert chars == "\n !abcdefghij" and loaded.config == model.config and not loaded.training
+    assert all(torch.equal(v, loaded.state_dict()[k]) for k, v in model.state_dict().items())
+    assert (loaded.lm_head.weight is loaded.tok_emb.weight) == tie
+    assert export.from_npz(export.to_npz(model, tmp_path / "bare.npz"))[1] is None
+
+
 def test_npz_without_chars_has_no_vocabulary_and_says_so(tmp_path):
     path = export.to_npz(GPT(small_config()), tmp_path / "m.npz")
     with pytest.raises(ValueError, match=r"holds no 'chars' vocabulary"):

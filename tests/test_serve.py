@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from llmparts import numpy_serving as ns
 from llmparts import serve
 from llmparts.export import from_npz
 
@@ -28,10 +29,10 @@ def book_model():
 # ---------------------------------------------------------------- the engine, without HTTP
 
 def run_engine(engine, requests, timeout=60):
+    for r in requests:  # all queued before the engine starts: the schedule does not depend on thread timing
+        engine.submit(r)
     engine.start()
     try:
-        for r in requests:
-            engine.submit(r)
         deadline = time.time() + timeout
         while any(r.finish_reason is None for r in requests):
             assert time.time() < deadline, "the engine did not finish in time"
@@ -62,6 +63,26 @@ def test_continuous_batching_admits_into_a_freed_slot_and_static_batching_waits_
         assert third.admitted_at_step == short.finished_at_step < long.finished_at_step
     else:
         assert third.admitted_at_step == long.finished_at_step > short.finished_at_step
+
+
+@pytest.mark.parametrize("continuous", [True, False])
+def test_the_numpy_simulation_predicts_the_engines_schedule_step_for_step(continuous, book_model):
+    model, _ = book_model
+    lengths = [17, 3, 1, 9, 30, 2, 5, 12, 1, 8]
+    requests = [serve.Request([5, 6], n, temperature=0) for n in lengths]
+    run_engine(serve.Engine(model, n_slots=3, continuous=continuous), requests)
+    admitted, finished = ns.simulate_batching(lengths, n_slots=3, continuous=continuous)
+    assert admitted == [r.admitted_at_step for r in requests]
+    assert finished == [r.finished_at_step for r in requests]
+
+
+def test_simulated_continuous_batching_beats_static_on_a_mix_of_short_and_long_requests():
+    lengths = serve.request_lengths(200, seed=0)
+    arrivals = [i // 4 for i in range(200)]  # four requests arrive before every step
+    on = ns.batching_summary(lengths, *ns.simulate_batching(lengths, 8, True, arrivals), arrivals)
+    off = ns.batching_summary(lengths, *ns.simulate_batching(lengths, 8, False, arrivals), arrivals)
+    assert on["tokens_per_step"] > off["tokens_per_step"] and on["latency_p50"] < off["latency_p50"]
+    assert (sum(lengths) - 200) / on["steps"] <= 8  # decode steps: one token per slot (prompt passes give the rest)
 
 
 def test_a_cancelled_request_frees_its_slot_at_the_next_step(book_model):
@@ -274,3 +295,12 @@ def test_request_lengths_are_repeatable_and_mostly_short():
     assert lengths == serve.request_lengths(200, seed=0)
     assert all(4 <= n <= 12 or 40 <= n <= 50 for n in lengths)
     assert 0.1 < sum(n >= 40 for n in lengths) / 200 < 0.3
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--weights", "no/such.npz"], "error: weights (no/such.npz) is not a file: pass --weights PATH.npz or --run runs/NAME"),
+    (["--slots", "0"], "error: --slots (0) must be >= 1"),
+])
+def test_serve_usage_errors_exit_2_with_one_line(args, message):
+    out = subprocess.run([sys.executable, "-m", "llmparts.serve", *args], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and message in out.stderr.strip().splitlines()[-1]

@@ -299,3 +299,59 @@ def linear_weight_bytes(model) -> int:
                 elif isinstance(child, Linear):
                     total += child.weight.nbytes
     return total
+
+
+# ---------------------------------------------------------------- static vs continuous batching (serve.py's schedule)
+
+def simulate_batching(lengths, n_slots: int, continuous: bool = True, arrivals=None):
+    """Replay serve.Engine's schedule, counted in decode steps, without a model.
+
+    Request i arrives before step arrivals[i] (default: all at once) and wants lengths[i] tokens. When it
+    gets a slot (admission), its prompt pass gives the first token; every later decode step gives one more
+    token to every request holding a slot. Continuous batching admits into any free slot; static batching
+    only into an empty batch. Returns, per request, the steps run before admission and at its finish.
+    """
+    n = len(lengths)
+    if isinstance(n_slots, bool) or not isinstance(n_slots, int) or n_slots < 1:
+        raise ValueError(f"n_slots ({n_slots!r}) must be a positive integer")
+    if any(isinstance(x, bool) or not isinstance(x, (int, np.integer)) or x < 1 for x in lengths):
+        raise ValueError(f"lengths ({list(lengths)!r}) must all be positive integers")
+    arrivals = [0] * n if arrivals is None else list(arrivals)
+    order = sorted(range(n), key=lambda i: (arrivals[i], i))
+    waiting, slots = [], [None] * n_slots
+    admitted, finished, remaining = [None] * n, [None] * n, [0] * n
+    step, next_arrival = 0, 0
+    while None in finished:
+        while next_arrival < n and arrivals[order[next_arrival]] <= step:
+            waiting.append(order[next_arrival])
+            next_arrival += 1
+        if continuous or all(s is None for s in slots):
+            for slot in range(n_slots):
+                if slots[slot] is None and waiting:
+                    i = waiting.pop(0)
+                    admitted[i], remaining[i] = step, lengths[i] - 1  # the prompt pass gives the first token
+                    if remaining[i] == 0:
+                        finished[i] = step
+                    else:
+                        slots[slot] = i
+        if all(s is None for s in slots):
+            if not waiting and next_arrival < n:
+                step = max(step, arrivals[order[next_arrival]])  # idle until the next arrival
+            continue
+        step += 1  # one decode step: a token for every request holding a slot
+        for slot, i in enumerate(slots):
+            if i is not None:
+                remaining[i] -= 1
+                if remaining[i] == 0:
+                    finished[i], slots[slot] = step, None
+    return admitted, finished
+
+
+def batching_summary(lengths, admitted, finished, arrivals=None) -> dict:
+    """Tokens per decode step and latency (arrival to last token, in steps) of a simulated schedule."""
+    arrivals = [0] * len(lengths) if arrivals is None else list(arrivals)
+    latency = np.array(finished) - np.array(arrivals)
+    steps = max(finished) - min(arrivals)
+    return {"steps": int(steps), "tokens_per_step": float(sum(lengths) / max(steps, 1)),
+            "latency_p50": float(np.percentile(latency, 50)), "latency_p99": float(np.percentile(latency, 99)),
+            "latency_mean": float(latency.mean())}
