@@ -104,3 +104,13 @@ def test_invalid_batch_arguments_name_the_value_and_the_rule(kwargs, message, or
         assert str(e.value) == message
     with pytest.raises(ValueError, match="every prompt must hold at least one token"):
         tb.generate_batch(model, [[1], []], 5)
+
+
+def test_numpy_stream_yields_the_tokens_of_batched_generation_one_at_a_time(ordinary_scale):
+    _, numpy_model = twins(ordinary_scale, use_rmsnorm=True, use_swiglu=True, use_rope=True, n_kv_head=2)
+    prompt = PROMPTS[1]
+    greedy = list(ns.stream_tokens(numpy_model, prompt, 20, temperature=0))
+    assert prompt + greedy == ns.generate_batch(numpy_model, [prompt], 20, temperature=0)[0]
+    sampled = list(ns.stream_tokens(numpy_model, prompt, 20, 0.8, top_p=0.9, rng=np.random.default_rng(3)))
+    again = ns.generate_batch(numpy_model, [prompt], 20, 0.8, top_p=0.9, rng=np.random.default_rng(3))[0]
+    assert prompt + sampled == again

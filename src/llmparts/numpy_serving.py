@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from .numpy_model import check_sampling_args as check_temperature_and_top_k
-from .numpy_model import Linear, repeat_kv, softmax
+from .numpy_model import KVCache, Linear, repeat_kv, softmax
 
 
 # ---------------------------------------------------------------- sampling (sampling.py)
@@ -189,6 +189,24 @@ def generate_batch(model, prompts, max_new_tokens: int, temperature: float = 1.0
         logits = forward_batch(model, next_id, step_pos, cache)[:, -1]
         next_pos += 1
     return outputs
+
+
+def stream_tokens(model, prompt_ids, max_new_tokens: int, temperature: float = 1.0, top_k: int | None = None,
+                  top_p: float | None = None, rng: np.random.Generator | None = None):
+    """Yield the tokens of one continuation as they are chosen (what a server streams), with the KV cache."""
+    check_sampling_args(temperature, top_k, top_p)
+    if len(prompt_ids) < 1:
+        raise ValueError("the prompt must hold at least one token")
+    total = len(prompt_ids) + max_new_tokens
+    if total > model.config.block_size:
+        raise ValueError(f"prompt ({len(prompt_ids)}) + max_new_tokens ({max_new_tokens}) = {total} "
+                         f"exceeds block_size ({model.config.block_size}), the KV cache's capacity")
+    cache = KVCache(model.config, 1)
+    step_input = np.array([prompt_ids], dtype=np.int64)
+    for _ in range(max_new_tokens):
+        logits = model.forward(step_input, cache=cache)
+        step_input = sample_next(logits[:, -1, :], temperature, top_k, top_p, rng)
+        yield int(step_input[0, 0])
 
 
 # ---------------------------------------------------------------- weight-only quantization (quantize.py)
