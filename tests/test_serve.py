@@ -304,3 +304,11 @@ def test_request_lengths_are_repeatable_and_mostly_short():
 def test_serve_usage_errors_exit_2_with_one_line(args, message):
     out = subprocess.run([sys.executable, "-m", "llmparts.serve", *args], capture_output=True, text=True, timeout=120)
     assert out.returncode == 2 and message in out.stderr.strip().splitlines()[-1]
+
+
+def test_the_engine_refuses_a_request_longer_than_a_cache_slot(book_model):
+    model, _ = book_model
+    with pytest.raises(ValueError) as e:
+        serve.Engine(model).submit(serve.Request([1] * 60, 5))
+    assert str(e.value) == ("prompt (60) + max_tokens (5) = 65 must be between 2 and block_size (64), "
+                            "the cache slot's capacity")

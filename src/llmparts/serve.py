@@ -95,6 +95,10 @@ class Engine:
 
     # -- called from the event loop
     def submit(self, request: Request):
+        total = len(request.prompt_ids) + request.max_tokens
+        if not request.prompt_ids or total > self.cache.capacity:
+            raise ValueError(f"prompt ({len(request.prompt_ids)}) + max_tokens ({request.max_tokens}) = {total} must be "
+                             f"between 2 and block_size ({self.cache.capacity}), the cache slot's capacity")
         with self.wakeup:
             self.waiting.append(request)
             self.wakeup.notify()
@@ -133,11 +137,18 @@ class Engine:
                 if not self.running:
                     return
                 admitted = self.admit()
-            for slot in admitted:
-                self.prefill(slot)
-            self.drop_cancelled()
-            if any(self.slots):
-                self.decode_step()
+            try:
+                for slot in admitted:
+                    self.prefill(slot)
+                self.drop_cancelled()
+                if any(self.slots):
+                    self.decode_step()
+            except Exception as e:  # never leave clients waiting on a dead thread: end their requests, go on
+                print(f"llmparts serve: engine error: {type(e).__name__}: {e}", file=sys.stderr, flush=True)
+                for slot, request in enumerate(self.slots):
+                    if request is not None:
+                        self.slots[slot] = None
+                        self.finish(request, "error")
             if self.step_delay_s:
                 time.sleep(self.step_delay_s)
 
