@@ -168,6 +168,19 @@ def test_every_cell_of_the_chapter_runs_in_page_order_on_the_rendered_page(open_
     assert page_errors == [] and console_errors == []
 
 
+@pytest.mark.parametrize("lang", LANGS)
+def test_no_table_runs_out_of_the_text_column(open_site_page, lang):
+    for page_name in PAGES:
+        page, _, _ = open_site_page(f"{lang}/{page_name}.html")
+        overflowing = page.evaluate("""() => {
+            const main = document.querySelector('#quarto-document-content').getBoundingClientRect();
+            return [...document.querySelectorAll('#quarto-document-content table')]
+                .filter(t => t.getBoundingClientRect().right > main.right + 1).map(t => t.textContent.slice(0, 60));
+        }""")
+        assert overflowing == [], f"{lang}/{page_name}: tables wider than the column: {overflowing}"
+        page.close()
+
+
 # ---------------------------------------------------------------- between the editions
 @pytest.mark.parametrize("page_name", PAGES)
 def test_language_switch_leads_to_the_same_chapter_in_the_other_edition_and_back(rendered_site, open_site_page,
