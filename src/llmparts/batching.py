@@ -113,19 +113,19 @@ def generate_batch(model: GPT, prompts, max_new_tokens: int, temperature: float 
     check_sampling_args(temperature, top_k, top_p)
     if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 0:
         raise ValueError(f"max_new_tokens ({max_new_tokens!r}) must be a non-negative integer")
-    idx, positions = pad_prompts(prompts, padding, pad_id)
+    param = model.tok_emb.weight
+    idx, positions = (t.to(param.device) for t in pad_prompts(prompts, padding, pad_id))
     longest = idx.shape[1] + max_new_tokens
     if longest > model.config.block_size:
         raise ValueError(f"longest prompt ({idx.shape[1]}) + max_new_tokens ({max_new_tokens}) = {longest} "
                          f"exceeds block_size ({model.config.block_size}), the KV cache's capacity")
-    param = model.tok_emb.weight
     cache = SlotKVCache(model.config, len(prompts), device=param.device, dtype=param.dtype)
     outputs = [list(p) for p in prompts]
     logits = forward_batch(model, idx, positions, cache)
     last = positions.argmax(dim=1)  # each row's last real token: the last column with left padding
-    logits = logits[torch.arange(len(prompts)), last]
+    logits = logits[torch.arange(len(prompts), device=param.device), last]
     next_pos = positions.max(dim=1).values + 1
-    done = torch.zeros(len(prompts), dtype=torch.bool)
+    done = torch.zeros(len(prompts), dtype=torch.bool, device=param.device)
     for step in range(max_new_tokens):
         next_id = sample_next(logits, temperature, top_k, top_p, generator)
         for row in (~done).nonzero().flatten().tolist():

@@ -85,7 +85,9 @@ class Engine:
             raise ValueError(f"n_slots ({n_slots!r}) must be a positive integer")
         self.model = model.eval()
         self.n_slots, self.continuous, self.step_delay_s = n_slots, continuous, step_delay_s
-        self.cache = SlotKVCache(model.config, n_slots)
+        param = model.tok_emb.weight
+        self.device = param.device
+        self.cache = SlotKVCache(model.config, n_slots, device=param.device, dtype=param.dtype)
         self.slots: list[Request | None] = [None] * n_slots
         self.waiting: deque[Request] = deque()
         self.wakeup = threading.Condition()
@@ -172,23 +174,25 @@ class Engine:
 
     def prefill(self, slot: int):
         request = self.slots[slot]
-        ids = torch.tensor([request.prompt_ids])
-        positions = torch.arange(len(request.prompt_ids))[None]
-        logits = forward_batch(self.model, ids, positions, self.cache, slots=torch.tensor([slot]))
+        ids = torch.tensor([request.prompt_ids], device=self.device)
+        positions = torch.arange(len(request.prompt_ids), device=self.device)[None]
+        logits = forward_batch(self.model, ids, positions, self.cache, slots=torch.tensor([slot], device=self.device))
         self.accept(slot, logits[:, -1])
 
     def decode_step(self):
         self.counts["steps"] += 1
         active = [s for s, r in enumerate(self.slots) if r is not None]
-        last = torch.tensor([[self.slots[s].generated[-1]] for s in active])
-        positions = torch.tensor([[len(self.slots[s].prompt_ids) + len(self.slots[s].generated) - 1] for s in active])
-        logits = forward_batch(self.model, last, positions, self.cache, slots=torch.tensor(active))
+        last = torch.tensor([[self.slots[s].generated[-1]] for s in active], device=self.device)
+        positions = torch.tensor([[len(self.slots[s].prompt_ids) + len(self.slots[s].generated) - 1] for s in active],
+                                 device=self.device)
+        logits = forward_batch(self.model, last, positions, self.cache, slots=torch.tensor(active, device=self.device))
         for row, slot in enumerate(active):
             self.accept(slot, logits[row:row + 1, -1])
 
     def accept(self, slot: int, logits):
         """Sample the slot's next token with its request's settings, send it, free the slot when done."""
         request = self.slots[slot]
+        logits = logits.float().cpu()  # one row of vocab_size numbers; the requests' generators live on the CPU
         token = int(sample_next(logits, request.temperature, request.top_k, request.top_p, request.generator))
         request.generated.append(token)
         request.emit(token)

@@ -59,7 +59,9 @@ def speculative_generate(target: GPT, draft: GPT, idx, max_new_tokens: int, k: i
         raise ValueError(f"idx (shape {tuple(idx.shape)}) must be one sequence, shape (1, T)")
     check_speculative_args(target, draft, idx.shape[1], max_new_tokens, k)
     capacity = min(target.config.block_size, draft.config.block_size)
-    target_cache, draft_cache = KVCache(target.config, 1), KVCache(draft.config, 1)
+    device = idx.device
+    target_cache = KVCache(target.config, 1, device=device, dtype=target.tok_emb.weight.dtype)
+    draft_cache = KVCache(draft.config, 1, device=device, dtype=draft.tok_emb.weight.dtype)
     tokens = idx[0].tolist()
     goal = len(tokens) + max_new_tokens
     stats = SpeculativeStats()
@@ -69,12 +71,12 @@ def speculative_generate(target: GPT, draft: GPT, idx, max_new_tokens: int, k: i
         guesses = []
         for _ in range(n_draft):
             unseen = (tokens + guesses)[draft_cache.pos:]
-            logits, _ = draft(torch.tensor([unseen]), cache=draft_cache)
+            logits, _ = draft(torch.tensor([unseen], device=device), cache=draft_cache)
             guesses.append(int(logits[0, -1].argmax()))
             stats.draft_passes += 1
         # 2. one target pass over the last accepted token and every guess: its choice after each of them
         unseen = (tokens + guesses)[target_cache.pos:]
-        logits, _ = target(torch.tensor([unseen]), cache=target_cache)
+        logits, _ = target(torch.tensor([unseen], device=device), cache=target_cache)
         choices = logits[0, -(n_draft + 1):].argmax(dim=-1).tolist()
         stats.target_passes += 1
         # 3. keep the guesses up to the first miss, then the target's own choice there
@@ -87,7 +89,7 @@ def speculative_generate(target: GPT, draft: GPT, idx, max_new_tokens: int, k: i
         # 4. forget what the caches hold beyond the kept tokens (the last token has not been fed yet)
         target_cache.pos = len(tokens) - 1
         draft_cache.pos = min(draft_cache.pos, len(tokens) - 1)
-    return torch.tensor([tokens]), stats
+    return torch.tensor([tokens], device=device), stats
 
 
 def measure(target: GPT, draft: GPT, prompt, new_tokens: int, ks=(1, 2, 3, 4, 6, 8), repeats: int = 3) -> list[dict]:
