@@ -114,3 +114,13 @@ def test_numpy_stream_yields_the_tokens_of_batched_generation_one_at_a_time(ordi
     sampled = list(ns.stream_tokens(numpy_model, prompt, 20, 0.8, top_p=0.9, rng=np.random.default_rng(3)))
     again = ns.generate_batch(numpy_model, [prompt], 20, 0.8, top_p=0.9, rng=np.random.default_rng(3))[0]
     assert prompt + sampled == again
+
+
+def test_the_benchmarks_report_one_row_per_setting_and_refuse_a_context_past_block_size(ordinary_scale):
+    model, _ = twins(ordinary_scale, use_rope=True)
+    rows = tb.step_time_vs_context(model, [4, 48], repeats=1)
+    assert [r["context"] for r in rows] == [4, 48] and all(r["cached_ms"] > 0 for r in rows)
+    assert [r["batch"] for r in tb.throughput_vs_batch_size(model, (1, 3), new_tokens=4, repeats=1)] == [1, 3]
+    with pytest.raises(ValueError) as e:
+        tb.step_time_vs_context(model, [49])
+    assert str(e.value) == "context (49) must be between 2 and block_size (48)"

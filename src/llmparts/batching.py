@@ -138,3 +138,55 @@ def generate_batch(model: GPT, prompts, max_new_tokens: int, temperature: float 
         logits = forward_batch(model, next_id, step_pos, cache)[:, -1]
         next_pos += 1
     return outputs
+
+
+# ---------------------------------------------------------------- benchmarks (make bench and the chapter's experiments, never tests)
+
+def _median_time(fn, repeats: int) -> float:
+    import statistics
+    import time
+
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+@torch.no_grad()
+def step_time_vs_context(model: GPT, contexts, repeats: int = 5, seed: int = 0) -> list[dict]:
+    """Seconds for the next token at each context length: without a cache (a forward over the whole context,
+    quadratic in attention) and with one (a forward over one token that reads the cached keys, linear)."""
+    g = torch.Generator().manual_seed(seed)
+    rows = []
+    for T in contexts:
+        if not 2 <= T <= model.config.block_size:
+            raise ValueError(f"context ({T}) must be between 2 and block_size ({model.config.block_size})")
+        idx = torch.randint(model.config.vocab_size, (1, T), generator=g)
+        uncached = _median_time(lambda: model(idx), repeats)
+
+        def one_cached_step():
+            cache = SlotKVCache(model.config, 1)
+            forward_batch(model, idx[:, :-1], torch.arange(T - 1)[None], cache)  # the prompt pass (not timed)
+            return cache
+
+        cache = one_cached_step()
+        cached = _median_time(lambda: forward_batch(model, idx[:, -1:], torch.tensor([[T - 1]]), cache), repeats)
+        rows.append({"context": T, "uncached_ms": 1000 * uncached, "cached_ms": 1000 * cached,
+                     "speedup": uncached / cached})
+    return rows
+
+
+@torch.no_grad()
+def throughput_vs_batch_size(model: GPT, batch_sizes=(1, 2, 4, 8, 16, 32), prompt_len: int = 8,
+                             new_tokens: int = 48, repeats: int = 3, seed: int = 0) -> list[dict]:
+    """Greedy batched generation: tokens/s over the batch and the time of one decode step (every sequence's
+    per-token latency) for each batch size."""
+    g = torch.Generator().manual_seed(seed)
+    rows = []
+    for B in batch_sizes:
+        prompts = torch.randint(model.config.vocab_size, (B, prompt_len), generator=g).tolist()
+        seconds = _median_time(lambda: generate_batch(model, prompts, new_tokens, temperature=0), repeats)
+        rows.append({"batch": B, "tokens_per_s": B * new_tokens / seconds, "ms_per_token": 1000 * seconds / new_tokens})
+    return rows
