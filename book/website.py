@@ -113,13 +113,14 @@ def render_edition(lang: str, out: Path, quarto: str, pyodide_base_url: str | No
     target.parent.mkdir(parents=True, exist_ok=True)
     shutil.move(str(project / "_site"), str(target))
 
+    targets = crossref_targets(lang)
     for page in project.glob("*.qmd"):  # the second render, as notebooks, takes the chapters with cells
         text = page.read_text(encoding="utf-8")
         if CELL_FENCE not in text:
             page.unlink()
         else:
             page.write_text(text.replace("\nengine: markdown\n",
-                                         "\nengine: markdown\n" + notebook_front_matter(lang, page.name), 1),
+                                         "\nengine: markdown\n" + notebook_front_matter(targets, page.name), 1),
                             encoding="utf-8")
     seconds += run_quarto(quarto, project, ["--to", "ipynb", "--profile", f"{lang},build,notebook"],
                           f"{lang}-notebooks")
@@ -245,9 +246,9 @@ def crossref_targets(lang: str) -> dict:
     return targets
 
 
-def notebook_front_matter(lang: str, page: str) -> str:
+def notebook_front_matter(targets: dict, page: str) -> str:
     """What a chapter needs, as a notebook, to number its sections, figures and tables as the book does."""
-    target = next((t for t in crossref_targets(lang).values()
+    target = next((t for t in targets.values()
                    if t["page"] == page.replace(".qmd", ".html") and t["kind"] in ("chapter", "appendix")), None)
     if not target or target["kind"] == "appendix":
         return ""

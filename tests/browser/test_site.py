@@ -181,6 +181,25 @@ def test_no_table_runs_out_of_the_text_column(open_site_page, lang):
         page.close()
 
 
+@pytest.mark.parametrize("lang", LANGS)
+def test_notebook_numbering_map_agrees_with_the_numbers_quarto_gave_the_book(rendered_site, lang):
+    """Notebooks number other chapters' sections, figures and tables from website.crossref_targets."""
+    targets = website.crossref_targets(lang)
+    assert len(targets) > 50
+    for ident, target in targets.items():
+        text = (SITE / lang / target["page"]).read_text(encoding="utf-8")
+        if target["kind"] in ("figure", "table"):
+            caption = re.search(rf'id="{ident}".*?(?:Figure|Table|圖|表)(?:&nbsp;|\xa0|\s)([\dA-Z.]+)', text, re.S)
+            assert caption and caption.group(1) == target["number"], (lang, ident, target)
+        elif target["kind"] == "appendix":  # its title reads "Appendix A — …" / "附錄 A — …"
+            title = re.search(rf'id="{ident}"[^>]*>(?:Appendix|附錄)\s+([A-Z])\b', text)
+            assert title and title.group(1) == target["number"], (lang, ident, target)
+        else:
+            heading = re.search(rf'id="{ident}"[^>]*>\s*<span class="(?:header-section|chapter)-number">([\dA-Z.]+)<',
+                                text)
+            assert heading and heading.group(1) == target["number"], (lang, ident, target)
+
+
 # ---------------------------------------------------------------- between the editions
 @pytest.mark.parametrize("page_name", PAGES)
 def test_language_switch_leads_to_the_same_chapter_in_the_other_edition_and_back(rendered_site, open_site_page,
