@@ -67,6 +67,12 @@ def test_our_bpe_agrees_with_hugging_face_in_the_record(record):
         assert speed[key] > 0
 
 
+def test_a_tokenizer_that_saw_the_validation_text_cuts_it_into_fewer_tokens(record):
+    leak = record["tokenizer_leak"]
+    assert leak["leaky_tokens"] < leak["clean_tokens"] < leak["val_chars"]
+    assert leak["leaky_chars_per_token"] == pytest.approx(leak["val_chars"] / leak["leaky_tokens"])
+
+
 def test_hygiene_in_the_record_counts_tinyshakespeare(record):
     h = record["hygiene"]
     assert h["lines"]["items"] == h["lines"]["distinct"] + h["lines"]["repeats"]
@@ -87,7 +93,8 @@ def test_tables_figure_and_variables_in_both_languages(record, tmp_path):
         assert (tmp_path / f"data_scale.{lang}.png").stat().st_size > 10_000
     variables = datalab.build_variables(record)["data"]
     assert variables["steps"] == str(record["config"]["steps"])
-    assert set(variables["tok"]) == {r["tokenizer"] for r in record["tokenizers"]}
+    assert set(variables["tok"]) == {r["tokenizer"] for r in record["tokenizers"]} | {
+        "noise", "bpe_spread", "smallest_gain", "gain_in_noise"}
     assert variables["tok"]["char"]["bpc"] == f"{datalab.mean_std(r['bits_per_char'] for r in record['tokenizers'] if r['tokenizer'] == 'char')[0]:.4f}"
 
 

@@ -207,6 +207,16 @@ def tokenizer_speed(text: str, vocab_size: int, repeats: int) -> dict:
     }
 
 
+def tokenizer_leak(text: str, vocab_size: int) -> dict:
+    """A milder leak: BPE merges learned from all of the text, validation included. How much shorter does
+    the validation text get (more characters per token) than with merges learned from the training split?"""
+    train_text, val_text = split_text(text)
+    clean = len(BPETokenizer.train(train_text, vocab_size).encode(val_text))
+    leaky = len(BPETokenizer.train(text, vocab_size).encode(val_text))
+    return {"vocab_size": vocab_size, "val_chars": len(val_text), "clean_tokens": clean, "leaky_tokens": leaky,
+            "clean_chars_per_token": len(val_text) / clean, "leaky_chars_per_token": len(val_text) / leaky}
+
+
 # ---------------------------------------------------------------- the whole chapter's experiment
 
 SCALES = {
@@ -272,6 +282,7 @@ def run(text: str, scale: dict, jobs: int, threads: int, progress=print) -> dict
     progress(f"data: tokenizer speed and equality in {time.perf_counter() - start:.0f} s")
     merges = {v: BPETokenizer.train(train_text, v).merges for v in scale["vocab_sizes"]}
     hygiene_record = hygiene.report(train_text, val_text)
+    leaky_tokenizer = tokenizer_leak(text, scale["speed_vocab"])
     todo = tasks(scale, merges)
     rows = {"tokenizer": [], "scale": [], "leak": []}
 
@@ -296,7 +307,8 @@ def run(text: str, scale: dict, jobs: int, threads: int, progress=print) -> dict
     order = {"tokenizer": ("vocab_size", "seed"), "scale": ("fraction", "seed"), "leak": ("copies", "seed")}
     for kind, keys in order.items():
         rows[kind].sort(key=lambda r: tuple(r[k] for k in keys))
-    return {"speed": speed, "hygiene": hygiene_record, "tokenizers": rows["tokenizer"], "scale": rows["scale"],
+    return {"speed": speed, "hygiene": hygiene_record, "tokenizer_leak": leaky_tokenizer,
+            "tokenizers": rows["tokenizer"], "scale": rows["scale"],
             "leak": rows["leak"], "wall_time_s": time.perf_counter() - start}
 
 
@@ -328,14 +340,14 @@ def summarize(record: dict) -> dict:
             "params": first["params"], "train_flops": first["train_flops"], "seeds": len(runs),
             "val_loss": mean_std(r["val_loss"] for r in runs), "bits_per_char": mean_std(r["bits_per_char"] for r in runs),
         }
-    scale = {}
+    scale = []  # one row per share of the text, smallest first
     for fraction in sorted({r["fraction"] for r in record["scale"]}):
         runs = [r for r in record["scale"] if r["fraction"] == fraction]
-        scale[fraction] = {
-            "train_chars": runs[0]["train_chars"], "epochs": runs[0]["epochs"], "seeds": len(runs),
+        scale.append({
+            "fraction": fraction, "train_chars": runs[0]["train_chars"], "epochs": runs[0]["epochs"], "seeds": len(runs),
             "train_loss": mean_std(r["train_loss"] for r in runs), "val_loss": mean_std(r["val_loss"] for r in runs),
             "gap": mean_std(r["val_loss"] - r["train_loss"] for r in runs),
-        }
+        })
     clean = [r for r in record["leak"] if r["copies"] == 0]
     leaky = [r for r in record["leak"] if r["copies"] > 0]
     by_seed = {r["seed"]: r for r in clean}
@@ -349,19 +361,26 @@ def summarize(record: dict) -> dict:
         "drop": mean_std(by_seed[r["seed"]]["leaked_half_loss"] - r["leaked_half_loss"] for r in leaky),
         "held_out_change": mean_std(r["held_out_half_loss"] - by_seed[r["seed"]]["held_out_half_loss"] for r in leaky),
     }
-    return {"tokenizers": tokenizers, "scale": scale, "leak": leak}
+    # Seed noise in bits per character, pooled over the tokenizers; the BPE gain over characters against it.
+    noise = math.sqrt(sum(t["bits_per_char"][1] ** 2 for t in tokenizers.values()) / max(1, len(tokenizers)))
+    bpe = [t["bits_per_char"][0] for name, t in tokenizers.items() if name != "char"]
+    comparison = {"noise": noise, "bpe_spread": max(bpe) - min(bpe) if bpe else 0.0,
+                  "smallest_gain": (tokenizers["char"]["bits_per_char"][0] - max(bpe)) if bpe and "char" in tokenizers
+                  else 0.0}
+    return {"tokenizers": tokenizers, "comparison": comparison, "scale": scale, "leak": leak}
 
 
 # ---------------------------------------------------------------- tables, figure and variables, in both languages
 
 TEXT = {
     "en": {
-        "tokenizer": "Tokenizer", "char": "characters", "bpe": "byte-level BPE, {v} tokens",
-        "vocab": "Vocabulary", "steps": "Steps (equal FLOPs)", "chars_per_token": "Characters per token",
-        "context": "64 tokens reach (characters)", "embedding": "Embedding parameters", "params": "Parameters",
-        "val_loss": "Val loss per token (mean ± std)", "bpc": "Bits per character (mean ± std)",
+        "tokenizer": "Tokenizer (vocabulary)", "char": "characters ({v})", "bpe": "BPE ({v})",
+        "steps": "Steps (same FLOPs)", "chars_per_token": "Characters per token",
+        "context": "64 tokens reach (characters)", "embedding": "Embedding parameters",
+        "val_loss": "Val loss per token", "bpc": "Bits per character",
         "tokenizers_caption": "Characters against byte-level BPE at equal training compute: the LLaMA recipe, "
-                              "{seeds} seeds each, the same validation text; BPE trained on the training split only",
+                              "{seeds} seeds each (mean ± std), the same validation text; BPE trained on the "
+                              "training split only. Compare tokenizers by the last column",
         "share": "Share of the training split", "chars": "Characters", "epochs": "Passes over it",
         "train_loss": "Loss on its training text", "val": "Validation loss", "gap": "Gap (val − train)",
         "scale_caption": "The LLaMA recipe on the first part of the training split, {steps} steps each, "
@@ -380,22 +399,23 @@ TEXT = {
         "difference": "difference (paired by seed)",
         "leak_caption": "A leak, measured: the first half of the validation split copied once into training "
                         "({chars} characters); {seeds} seeds, mean ± std",
-        "what": "Measured", "ours": "llmparts.bpe (Python)", "theirs": "tokenizers (Rust)", "ratio": "Ours / theirs",
+        "what": "Measured", "ours": "llmparts.bpe (Python)", "theirs": "tokenizers (Rust)",
+        "ratio": "Time, ours / theirs",
         "train_time": "train {m} merges on the training split (s)", "encode_time": "encode the validation split (s)",
         "uncached_time": "the same, ours without its cache of encoded chunks (s)",
         "same_ids": "same token ids on the validation split", "same_merges": "same set of merges",
         "yes": "yes", "no": "no",
         "speed_caption": "Our BPE against Hugging Face tokenizers, best of {repeats} runs on this machine",
         "fig_x": "share of the training split (log scale)", "fig_y": "loss (nats per character)",
-        "fig_train": "on its own training text", "fig_val": "on the validation text",
+        "fig_train": "on its own training text", "fig_val": "on the validation text", "fig_passes": "{n} passes",
     },
     "zh": {
-        "tokenizer": "分詞器", "char": "字元", "bpe": "位元組層級 BPE，{v} 個 token",
-        "vocab": "詞彙表大小", "steps": "步數（同樣的 FLOPs）", "chars_per_token": "每個 token 的字元數",
-        "context": "64 個 token 涵蓋的字元數", "embedding": "嵌入參數", "params": "參數",
-        "val_loss": "每個 token 的驗證損失（平均 ± 標準差）", "bpc": "每字元位元數（平均 ± 標準差）",
-        "tokenizers_caption": "同樣的訓練運算量下，字元與位元組層級 BPE 的比較：LLaMA 配方，各 {seeds} 個種子，"
-                              "同一份驗證文字；BPE 只用訓練集學習",
+        "tokenizer": "分詞器（詞彙表）", "char": "字元（{v}）", "bpe": "BPE（{v}）",
+        "steps": "步數（同樣的 FLOPs）", "chars_per_token": "每個 token 的字元數",
+        "context": "64 個 token 涵蓋的字元數", "embedding": "嵌入參數",
+        "val_loss": "每個 token 的驗證損失", "bpc": "每字元位元數",
+        "tokenizers_caption": "同樣的訓練運算量下，字元與位元組層級 BPE 的比較：LLaMA 配方，各 {seeds} 個種子"
+                              "（平均 ± 標準差），同一份驗證文字；BPE 只用訓練集學習。比較分詞器要看最後一欄",
         "share": "用了訓練集的多少", "chars": "字元數", "epochs": "讀過幾遍", "train_loss": "在自己訓練文字上的損失",
         "val": "驗證損失", "gap": "差距（驗證 − 訓練）",
         "scale_caption": "LLaMA 配方只用訓練集的前一部分，各訓練 {steps} 步、{seeds} 個種子（平均 ± 標準差）",
@@ -405,21 +425,21 @@ TEXT = {
         "lines": "非空行，完全相同", "lines_normalized": "非空行，正規化後相同",
         "long_lines": "30 字元以上的行，完全相同", "long_lines_normalized": "30 字元以上的行，正規化後相同",
         "passages": "台詞段落（空行之間的區塊），完全相同",
-        "near": "5 個字以上的台詞段落，MinHash 近似重複（Jaccard ≥ 0.5）", "pairs": "{n} 對",
-        "overlap": "和訓練文字共用一段 13 字序列的驗證段落", "of": "{n} 段中 {hits} 段",
+        "near": "5 個單字以上的台詞段落，MinHash 近似重複（Jaccard ≥ 0.5）", "pairs": "{n} 對",
+        "overlap": "和訓練文字共用連續 13 個單字的驗證段落", "of": "{n} 段中 {hits} 段",
         "hygiene_caption": "用雜湊找出 tinyshakespeare 裡的重複（llmparts.hygiene）",
         "model": "模型", "leaked_half": "外洩那一半的損失", "held_out_half": "保留那一半的損失",
         "clean": "只用訓練集訓練", "leaky": "訓練集加上外洩的那一半",
         "difference": "差值（依種子配對）",
         "leak_caption": "量一次外洩：驗證集前一半複製一份放進訓練資料（{chars} 個字元）；{seeds} 個種子，平均 ± 標準差",
-        "what": "量測項目", "ours": "llmparts.bpe（Python）", "theirs": "tokenizers（Rust）", "ratio": "我們 / 它們",
+        "what": "量測項目", "ours": "llmparts.bpe（Python）", "theirs": "tokenizers（Rust）", "ratio": "時間：我們 / 它們",
         "train_time": "在訓練集上學 {m} 個合併（秒）", "encode_time": "編碼整個驗證集（秒）",
         "uncached_time": "同上，但我們的不用已編碼片段的快取（秒）",
         "same_ids": "驗證集上的 token id 完全相同", "same_merges": "學到的合併集合相同",
         "yes": "是", "no": "否",
         "speed_caption": "我們的 BPE 與 Hugging Face tokenizers 的比較，這台機器上 {repeats} 次取最快",
         "fig_x": "用了訓練集的多少（對數刻度）", "fig_y": "損失（每字元 nats）",
-        "fig_train": "在自己的訓練文字上", "fig_val": "在驗證文字上",
+        "fig_train": "在自己的訓練文字上", "fig_val": "在驗證文字上", "fig_passes": "讀 {n} 遍",
     },
 }
 
@@ -448,12 +468,11 @@ def pipe_table(header: list[str], rows: list[list[str]], caption: str, name: str
 
 def tokenizers_table(record: dict, lang: str) -> str:
     t, s = TEXT[lang], summarize(record)["tokenizers"]
-    rows = [[t["char"] if name == "char" else t["bpe"].format(v=fmt_count(row["vocab_size"])),
-             fmt_count(row["vocab_size"]), fmt_count(row["steps"]), f"{row['chars_per_token']:.2f}",
-             f"{row['context_chars']:.0f}", fmt_count(row["embedding_params"]), fmt_count(row["params"]),
-             fmt_pm(row["val_loss"]), fmt_pm(row["bits_per_char"])] for name, row in s.items()]
-    header = [t[k] for k in ("tokenizer", "vocab", "steps", "chars_per_token", "context", "embedding", "params",
-                             "val_loss", "bpc")]
+    rows = [[t["char" if name == "char" else "bpe"].format(v=fmt_count(row["vocab_size"])),
+             fmt_count(row["steps"]), f"{row['chars_per_token']:.2f}", f"{row['context_chars']:.0f}",
+             fmt_count(row["embedding_params"]), fmt_pm(row["val_loss"]), f"**{fmt_pm(row['bits_per_char'])}**"]
+            for name, row in s.items()]
+    header = [t[k] for k in ("tokenizer", "steps", "chars_per_token", "context", "embedding", "val_loss", "bpc")]
     return pipe_table(header, rows, t["tokenizers_caption"].format(seeds=len(record["config"]["seeds"])),
                       "data-tokenizers")
 
@@ -461,7 +480,7 @@ def tokenizers_table(record: dict, lang: str) -> str:
 def scale_table(record: dict, lang: str) -> str:
     t, s = TEXT[lang], summarize(record)["scale"]
     rows = [[fmt_share(f, lang), fmt_count(row["train_chars"]), f"{row['epochs']:.1f}", fmt_pm(row["train_loss"]),
-             fmt_pm(row["val_loss"]), fmt_pm(row["gap"])] for f, row in s.items()]
+             fmt_pm(row["val_loss"]), fmt_pm(row["gap"])] for row in s for f in [row["fraction"]]]
     header = [t[k] for k in ("share", "chars", "epochs", "train_loss", "val", "gap")]
     cfg = record["config"]
     return pipe_table(header, rows, t["scale_caption"].format(steps=cfg["steps"], seeds=len(cfg["seeds"])),
@@ -498,7 +517,7 @@ def speed_table(record: dict, lang: str) -> str:
              f"{sp['train_speedup']:.1f}×"],
             [t["encode_time"], f"{sp['ours_encode_s']:.3f}", f"{sp['hf_encode_s']:.3f}", f"{sp['encode_speedup']:.1f}×"],
             [t["uncached_time"], f"{sp['ours_uncached_encode_s']:.2f}", f"{sp['hf_encode_s']:.3f}",
-             f"{sp['uncached_speedup']:.0f}×"],
+             f"{sp['uncached_speedup']:.1f}×"],
             [t["same_ids"], yes(sp["same_ids"]), yes(sp["same_ids"]), "—"],
             [t["same_merges"], yes(sp["same_merge_set"]), yes(sp["same_merge_set"]), "—"]]
     header = [t["what"], t["ours"], t["theirs"], t["ratio"]]
@@ -512,16 +531,17 @@ TABLES = {"data_tokenizers": tokenizers_table, "data_scale": scale_table, "data_
 def scale_figure(record: dict, lang: str, path, plt):
     """Training and validation loss against the share of the text, seed bands; plt: a pyplot set up for lang."""
     t, s = TEXT[lang], summarize(record)["scale"]
-    fractions = list(s)
+    fractions = [row["fraction"] for row in s]
     fig, ax = plt.subplots(figsize=(6.4, 4.0))
     for key, label, color in (("train_loss", t["fig_train"], "#1f77b4"), ("val_loss", t["fig_val"], "#d62728")):
-        means = [s[f][key][0] for f in fractions]
-        stds = [s[f][key][1] for f in fractions]
+        means = [row[key][0] for row in s]
+        stds = [row[key][1] for row in s]
         ax.plot(fractions, means, "o-", color=color, label=label)
         ax.fill_between(fractions, [m - d for m, d in zip(means, stds)], [m + d for m, d in zip(means, stds)],
                         color=color, alpha=0.2)
     ax.set_xscale("log", base=2)
-    ax.set_xticks(fractions, [fmt_share(f, lang) for f in fractions])
+    ax.set_xticks(fractions, [fmt_share(row["fraction"], lang) + "\n" + t["fig_passes"].format(n=f"{row['epochs']:.1f}")
+                              for row in s])
     ax.set_xlabel(t["fig_x"])
     ax.set_ylabel(t["fig_y"])
     ax.grid(alpha=0.3)
@@ -533,6 +553,10 @@ def scale_figure(record: dict, lang: str, path, plt):
 def build_variables(record: dict) -> dict:
     """The `data.*` keys of _variables.yml (chapter 04's prose)."""
     s, cfg = summarize(record), record["config"]
+    c = s["comparison"]
+    comparison = {"noise": fmt_loss(c["noise"]), "bpe_spread": fmt_loss(c["bpe_spread"]),
+                  "smallest_gain": fmt_loss(c["smallest_gain"]),
+                  "gain_in_noise": f"{c['smallest_gain'] / c['noise']:.0f}" if c["noise"] else "—"}
     tok = {name: {"vocab": fmt_count(row["vocab_size"]), "steps": fmt_count(row["steps"]),
                   "chars_per_token": f"{row['chars_per_token']:.2f}", "context_chars": f"{row['context_chars']:.0f}",
                   "embedding_params": fmt_count(row["embedding_params"]), "params": fmt_count(row["params"]),
@@ -541,20 +565,21 @@ def build_variables(record: dict) -> dict:
            for name, row in s["tokenizers"].items()}
     scale = {("all" if f == 1 else f"f{round(1 / f)}"): {
         "epochs": f"{row['epochs']:.1f}", "train_loss": fmt_loss(row["train_loss"][0]),
-        "val_loss": fmt_loss(row["val_loss"][0]), "gap": fmt_loss(row["gap"][0])} for f, row in s["scale"].items()}
+        "val_loss": fmt_loss(row["val_loss"][0]), "gap": fmt_loss(row["gap"][0])}
+        for row in s["scale"] for f in [row["fraction"]]}
     h, sp, leak = record["hygiene"], record["speed"], s["leak"]
     return {"data": {
         "steps": str(cfg["steps"]), "seeds": str(len(cfg["seeds"])), "batch_size": str(cfg["batch_size"]),
         "seq_len": str(cfg["seq_len"]), "minutes": f"{record['wall_time_s'] / 60:.1f}",
-        "tok": tok, "scale": scale,
+        "tok": {**tok, **comparison}, "scale": scale,
         "speed": {"vocab": fmt_count(sp["vocab_size"]), "merges": fmt_count(sp["vocab_size"] - 256),
                   "repeats": str(sp["repeats"]), "val_chars": fmt_count(sp["val_chars"]),
                   "val_tokens": fmt_count(sp["val_tokens"]), "ours_train_s": f"{sp['ours_train_s']:.2f}",
-                  "hf_train_s": f"{sp['hf_train_s']:.3f}", "train_speedup": f"{sp['train_speedup']:.0f}×",
+                  "hf_train_s": f"{sp['hf_train_s']:.3f}", "train_speedup": f"{sp['train_speedup']:.1f}×",
                   "ours_encode_s": f"{sp['ours_encode_s']:.3f}", "hf_encode_s": f"{sp['hf_encode_s']:.3f}",
                   "encode_speedup": f"{sp['encode_speedup']:.1f}×",
-                  "ours_uncached_encode_s": f"{sp['ours_uncached_encode_s']:.1f}",
-                  "uncached_speedup": f"{sp['uncached_speedup']:.0f}×",
+                  "ours_uncached_encode_s": f"{sp['ours_uncached_encode_s']:.2f}",
+                  "uncached_speedup": f"{sp['uncached_speedup']:.1f}×",
                   "first_difference": "—" if sp["first_difference"] is None else str(sp["first_difference"]),
                   "first_difference_count": "—" if sp["first_difference"] is None else
                   fmt_count(sp["first_difference_count"])},
@@ -566,9 +591,14 @@ def build_variables(record: dict) -> dict:
                     "passages": fmt_count(h["near_duplicate_passages"]["passages"]),
                     "overlap_hits": str(h["overlap"]["with_overlap"]),
                     "overlap_passages": fmt_count(h["overlap"]["passages"])},
+        "tokenizer_leak": {"vocab": fmt_count(record["tokenizer_leak"]["vocab_size"]),
+                           "clean_chars_per_token": f"{record['tokenizer_leak']['clean_chars_per_token']:.3f}",
+                           "leaky_chars_per_token": f"{record['tokenizer_leak']['leaky_chars_per_token']:.3f}",
+                           "fewer_tokens_pct": f"{100 * (1 - record['tokenizer_leak']['leaky_tokens'] / record['tokenizer_leak']['clean_tokens']):.1f}%"},
         "leak": {"leaked_chars": fmt_count(leak["leaked_chars"]), "clean_leaked": fmt_loss(leak["clean_leaked"][0]),
                  "leak_leaked": fmt_loss(leak["leak_leaked"][0]), "drop": fmt_loss(leak["drop"][0]),
                  "drop_std": fmt_loss(leak["drop"][1]), "clean_held_out": fmt_loss(leak["clean_held_out"][0]),
                  "leak_held_out": fmt_loss(leak["leak_held_out"][0]),
-                 "held_out_change": f"{leak['held_out_change'][0]:+.4f}"},
+                 "held_out_change": fmt_loss(-leak["held_out_change"][0]),
+                 "held_out_change_std": fmt_loss(leak["held_out_change"][1])},
     }}
