@@ -13,10 +13,8 @@ from llmparts.train import flops_per_token
 
 @pytest.fixture(scope="module")
 def record():
-    text = dataset_path().read_text(encoding="utf-8")
     scale = datalab.SCALES["smoke"]
-    out = datalab.run(text, scale, jobs=1, threads=1, progress=lambda message: None)
-    return {"config": datalab.config_record(scale), **out}
+    return {"config": datalab.config_record(scale), **datalab.run(scale, threads=1)}
 
 
 def test_equal_compute_gives_a_larger_vocabulary_fewer_steps_of_the_same_flops():

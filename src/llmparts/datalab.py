@@ -10,17 +10,16 @@ Every model is the LLaMA recipe of the book's experiments (4 layers, n_embd 128,
 
 from __future__ import annotations
 
-import concurrent.futures as futures
 import json
 import math
-import multiprocessing
 import time
 from dataclasses import dataclass
+from functools import lru_cache
 
 import torch
 
 from .bpe import BPETokenizer, split_chunks
-from .data import TRAIN_FRACTION, CharTokenizer, Dataset, fixed_batches
+from .data import TRAIN_FRACTION, CharTokenizer, Dataset, dataset_path, fixed_batches
 from .model import ModelConfig
 from .train import VAL_SEED, TrainConfig, evaluate, flops_per_token, train
 
@@ -65,6 +64,9 @@ def tokenized(name: str, tokenizer, text: str) -> TokenizedText:
 
 def char_text(text: str) -> TokenizedText:
     return tokenized("char", CharTokenizer.from_text(text), text)
+
+
+CHARS = 65  # tinyshakespeare's characters: the vocabulary the other models are compared with
 
 
 def model_config(vocab_size: int) -> ModelConfig:
@@ -217,6 +219,63 @@ def tokenizer_leak(text: str, vocab_size: int) -> dict:
             "clean_chars_per_token": len(val_text) / clean, "leaky_chars_per_token": len(val_text) / leaky}
 
 
+# ---------------------------------------------------------------- the training runs, one per worker task
+
+def config_record(settings: dict) -> dict:
+    """What decides the numbers (saved with the results and hashed into their fingerprint)."""
+    train = train_config(settings["steps"], 0, settings["eval_batches"], 1).to_dict()
+    skip = ("seed", "threads", "quiet", "out_dir", "resume", "device", "compile", "checkpoint_interval")
+    return {**settings, "model": model_config(CHARS).to_dict(), "batch_size": BATCH_SIZE, "seq_len": SEQ_LEN,
+            "val_seed": VAL_SEED, "train": {k: v for k, v in train.items() if k not in skip}}
+
+
+@lru_cache(maxsize=1)
+def shakespeare() -> str:
+    return dataset_path().read_text(encoding="utf-8")
+
+
+@lru_cache(maxsize=None)
+def chars() -> TokenizedText:
+    return char_text(shakespeare())
+
+
+@lru_cache(maxsize=None)
+def bpe_text(vocab_size: int) -> TokenizedText:
+    """BPE learned from the training split only (once per worker process), each split encoded on its own."""
+    train_text, _ = split_text(shakespeare())
+    return tokenized(f"bpe{vocab_size}", BPETokenizer.train(train_text, vocab_size), shakespeare())
+
+
+def train_tokenizer(vocab_size: int, seed: int, steps: int, eval_batches: int, threads: int) -> dict:
+    """A BPE model, trained for the steps that cost what `steps` character steps cost."""
+    data = bpe_text(vocab_size)
+    bpe_steps = equal_compute_steps(steps, vocab_size, chars().tokenizer.vocab_size)
+    result = fit(data.train, data.val, data.tokenizer, bpe_steps, seed, eval_batches, threads)
+    return {"tokenizers": tokenizer_record(data, result, bpe_steps, seed)}
+
+
+def train_share(fraction: float, seed: int, steps: int, eval_batches: int, threads: int) -> dict:
+    """The character model on the first `fraction` of the training split. On all of it, the same run is also
+    the character row of the tokenizer table and the leak experiment's clean model."""
+    data = chars()
+    subset = data.train[:int(fraction * len(data.train))]
+    result = fit(subset, data.val, data.tokenizer, steps, seed, eval_batches, threads)
+    records = {"scale": scale_record(subset, fraction, result, steps, seed, eval_batches)}
+    if fraction == 1:
+        records["tokenizers"] = tokenizer_record(data, result, steps, seed)
+        records["leak"] = leak_record(data.val, 0, result, seed, eval_batches)
+    return records
+
+
+def train_leak(copies: int, seed: int, steps: int, eval_batches: int, threads: int) -> dict:
+    """The character model on the training split plus `copies` copies of the first half of validation."""
+    data = chars()
+    leaked, _ = halves(data.val)
+    result = fit(torch.cat([data.train] + [leaked] * copies), data.val, data.tokenizer, steps, seed, eval_batches,
+                 threads)
+    return {"leak": leak_record(data.val, copies, result, seed, eval_batches)}
+
+
 # ---------------------------------------------------------------- the whole chapter's experiment
 
 SCALES = {
@@ -227,94 +286,43 @@ SCALES = {
 }
 
 
-def config_record(scale: dict) -> dict:
-    """What decides the numbers (hashed into the results' fingerprint)."""
-    return {**scale, "model": MODEL, "batch_size": BATCH_SIZE, "seq_len": SEQ_LEN, "val_seed": VAL_SEED,
-            "train": {k: v for k, v in train_config(scale["steps"], 0, scale["eval_batches"], 1).to_dict().items()
-                      if k not in ("seed", "threads", "quiet", "out_dir", "resume", "device", "compile",
-                                   "checkpoint_interval")}}
-
-
-def tasks(scale: dict, merges: dict[int, list]) -> list[dict]:
-    """Every training run, each seed: one per BPE vocabulary, one per share of the text, one leak.
-    merges: vocab size -> the BPE merges, trained once in the parent process."""
+def tasks(settings: dict) -> list[tuple]:
+    """Every training run, each seed: (function, keyword arguments)."""
+    common = {"steps": settings["steps"], "eval_batches": settings["eval_batches"]}
     out = []
-    for seed in scale["seeds"]:
-        out += [{"kind": "tokenizer", "vocab_size": v, "merges": merges[v], "seed": seed} for v in scale["vocab_sizes"]]
-        out += [{"kind": "scale", "fraction": f, "seed": seed} for f in scale["fractions"]]
-        out.append({"kind": "leak", "copies": scale["leak_copies"], "seed": seed})
+    for seed in settings["seeds"]:
+        out += [(train_tokenizer, {"vocab_size": v, "seed": seed, **common}) for v in settings["vocab_sizes"]]
+        out += [(train_share, {"fraction": f, "seed": seed, **common}) for f in settings["fractions"]]
+        out.append((train_leak, {"copies": settings["leak_copies"], "seed": seed, **common}))
     return out
 
 
-def run_task(task: dict, text: str, scale: dict, threads: int) -> dict:
-    """One training run -> its records. The run on all of the text with characters serves three
-    experiments at once: the character row of the tokenizer table, the last point of the data-scale
-    curve, and the leak experiment's clean model."""
-    torch.set_num_threads(threads)
-    steps, seed, batches = scale["steps"], task["seed"], scale["eval_batches"]
-    chars = char_text(text)
-    if task["kind"] == "tokenizer":
-        tokenizer = BPETokenizer(task["merges"])  # trained on the training split only
-        data = tokenized(f"bpe{tokenizer.vocab_size}", tokenizer, text)
-        bpe_steps = equal_compute_steps(steps, tokenizer.vocab_size, chars.tokenizer.vocab_size)
-        result = fit(data.train, data.val, tokenizer, bpe_steps, seed, batches, threads)
-        return {"tokenizer": tokenizer_record(data, result, bpe_steps, seed)}
-    if task["kind"] == "scale":
-        subset = chars.train[:int(task["fraction"] * len(chars.train))]
-        result = fit(subset, chars.val, chars.tokenizer, steps, seed, batches, threads)
-        records = {"scale": scale_record(subset, task["fraction"], result, steps, seed, batches)}
-        if task["fraction"] == 1:
-            records["tokenizer"] = tokenizer_record(chars, result, steps, seed)
-            records["leak"] = leak_record(chars.val, 0, result, seed, batches)
-        return records
-    leaked, _ = halves(chars.val)
-    train_ids = torch.cat([chars.train] + [leaked] * task["copies"])
-    result = fit(train_ids, chars.val, chars.tokenizer, steps, seed, batches, threads)
-    return {"leak": leak_record(chars.val, task["copies"], result, seed, batches)}
-
-
-def run(text: str, scale: dict, jobs: int, threads: int, progress=print) -> dict:
-    """The chapter's record: tokenizer speed and equality, hygiene, and every training run's rows."""
-    from . import hygiene
-    start = time.perf_counter()
-    train_text, val_text = split_text(text)
-    speed = tokenizer_speed(text, scale["speed_vocab"], scale["speed_repeats"])
-    progress(f"data: tokenizer speed and equality in {time.perf_counter() - start:.0f} s")
-    merges = {v: BPETokenizer.train(train_text, v).merges for v in scale["vocab_sizes"]}
-    hygiene_record = hygiene.report(train_text, val_text)
-    leaky_tokenizer = tokenizer_leak(text, scale["speed_vocab"])
-    todo = tasks(scale, merges)
-    rows = {"tokenizer": [], "scale": [], "leak": []}
-
-    def collect(task, out, seconds):
-        for kind, record in out.items():
+def collect(outputs) -> dict:
+    """The runs' records, by kind, in a fixed order."""
+    rows = {"tokenizers": [], "scale": [], "leak": []}
+    for output in outputs:
+        for kind, record in output.items():
             rows[kind].append(record)
-        progress(f"data: [{sum(map(len, rows.values()))}] {task['kind']} "
-                 f"{task.get('vocab_size', task.get('fraction', task.get('copies')))} seed {task['seed']} "
-                 f"({seconds:.0f} s; {(time.perf_counter() - start) / 60:.1f} min so far)")
-
-    if jobs == 1:
-        for task in todo:
-            t0 = time.perf_counter()
-            collect(task, run_task(task, text, scale, threads), time.perf_counter() - t0)
-    else:
-        ctx = multiprocessing.get_context("spawn")  # each worker starts clean, with its own thread count
-        with futures.ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
-            pending = {pool.submit(timed_task, task, text, scale, threads): task for task in todo}
-            for done in futures.as_completed(pending):
-                out, seconds = done.result()
-                collect(pending[done], out, seconds)
-    order = {"tokenizer": ("vocab_size", "seed"), "scale": ("fraction", "seed"), "leak": ("copies", "seed")}
+    order = {"tokenizers": ("vocab_size", "seed"), "scale": ("fraction", "seed"), "leak": ("copies", "seed")}
     for kind, keys in order.items():
         rows[kind].sort(key=lambda r: tuple(r[k] for k in keys))
-    return {"speed": speed, "hygiene": hygiene_record, "tokenizer_leak": leaky_tokenizer,
-            "tokenizers": rows["tokenizer"], "scale": rows["scale"],
-            "leak": rows["leak"], "wall_time_s": time.perf_counter() - start}
+    return rows
 
 
-def timed_task(task: dict, text: str, scale: dict, threads: int):
-    t0 = time.perf_counter()
-    return run_task(task, text, scale, threads), time.perf_counter() - t0
+def measure(text: str, settings: dict) -> dict:
+    """What the main process measures: tokenizer speed and equality, the tokenizer leak, hygiene."""
+    from . import hygiene
+    train_text, val_text = split_text(text)
+    return {"speed": tokenizer_speed(text, settings["speed_vocab"], settings["speed_repeats"]),
+            "tokenizer_leak": tokenizer_leak(text, settings["speed_vocab"]),
+            "hygiene": hygiene.report(train_text, val_text)}
+
+
+def run(settings: dict, threads: int = 1) -> dict:
+    """Every run one after the other, then the measurements and the summary: the chapter's record."""
+    outputs = [fn(**kwargs, threads=threads) for fn, kwargs in tasks(settings)]
+    record = {**measure(shakespeare(), settings), **collect(outputs)}
+    return {**record, "summary": summarize(record)}
 
 
 # ---------------------------------------------------------------- summaries (what the tables and the prose show)
@@ -570,7 +578,7 @@ def build_variables(record: dict) -> dict:
     h, sp, leak = record["hygiene"], record["speed"], s["leak"]
     return {"data": {
         "steps": str(cfg["steps"]), "seeds": str(len(cfg["seeds"])), "batch_size": str(cfg["batch_size"]),
-        "seq_len": str(cfg["seq_len"]), "minutes": f"{record['wall_time_s'] / 60:.1f}",
+        "seq_len": str(cfg["seq_len"]),
         "tok": {**tok, **comparison}, "scale": scale,
         "speed": {"vocab": fmt_count(sp["vocab_size"]), "merges": fmt_count(sp["vocab_size"] - 256),
                   "repeats": str(sp["repeats"]), "val_chars": fmt_count(sp["val_chars"]),
