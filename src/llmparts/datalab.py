@@ -19,7 +19,7 @@ from functools import lru_cache
 import torch
 
 from .bpe import BPETokenizer, split_chunks
-from .data import TRAIN_FRACTION, CharTokenizer, Dataset, dataset_path, fixed_batches
+from .data import TRAIN_FRACTION, CharTokenizer, Dataset, fixed_batches
 from .model import ModelConfig
 from .train import VAL_SEED, TrainConfig, evaluate, flops_per_token, train
 
@@ -231,6 +231,7 @@ def config_record(settings: dict) -> dict:
 
 @lru_cache(maxsize=1)
 def shakespeare() -> str:
+    from .data import dataset_path
     return dataset_path().read_text(encoding="utf-8")
 
 
