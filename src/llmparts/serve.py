@@ -9,7 +9,9 @@ Two threads of work:
 
 Continuous batching admits a request as soon as any slot is free; static batching (continuous=False)
 waits until the whole batch has finished, as a server without a per-slot cache must. A client that
-disconnects is cancelled and its slot is free at the next step. On shutdown (SIGINT/SIGTERM) uvicorn
+disconnects mid-stream is cancelled and its slot is free at the next step (a non-streamed request runs
+to its end: uvicorn's h11 protocol does not report a client that leaves while the handler waits, as
+measured here, and such a request is bounded by block_size tokens anyway). On shutdown (SIGINT/SIGTERM) uvicorn
 stops accepting connections and lets the open ones finish, then the engine stops.
 
 Endpoints: POST /v1/completions (OpenAI's completions API: prompt, max_tokens, temperature, top_p, top_k,
