@@ -92,6 +92,21 @@ def speculative_generate(target: GPT, draft: GPT, idx, max_new_tokens: int, k: i
     return torch.tensor([tokens], device=device), stats
 
 
+def train_draft(target: GPT, dataset=None, n_layer: int = 1, n_embd: int = 64, n_head: int = 4, n_kv_head: int = 2,
+                iters: int = 1000, seed: int = 0, threads: int | None = 1) -> GPT:
+    """A small LLaMA-recipe draft for target, trained by the book's own pipeline (train.train) on the same
+    characters: same vocabulary and block_size as the target, a fraction of its parameters."""
+    from .config import ModelConfig
+    from .train import TrainConfig, train
+
+    config = ModelConfig(vocab_size=target.config.vocab_size, block_size=target.config.block_size, n_layer=n_layer,
+                         n_head=n_head, n_kv_head=n_kv_head, n_embd=n_embd, use_rmsnorm=True, use_swiglu=True,
+                         use_rope=True)
+    settings = TrainConfig(max_iters=iters, eval_interval=iters, final_eval_batches=20, seed=seed, threads=threads,
+                           quiet=True)
+    return train(config, settings, dataset).model.eval()
+
+
 def measure(target: GPT, draft: GPT, prompt, new_tokens: int, ks=(1, 2, 3, 4, 6, 8), repeats: int = 3) -> list[dict]:
     """Acceptance rate and speedup over target.generate (greedy, cached) for each draft length k (a benchmark).
 
