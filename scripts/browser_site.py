@@ -51,13 +51,13 @@ def export_random_char_model(path: Path):
 
     from llmparts.data import dataset_path
     from llmparts.export import to_npz
-    from llmparts.model import GPT, ModelConfig
+    from llmparts.model import GPT
+    from llmparts.recipes import llama
+    from llmparts.tokenizer import CharTokenizer
 
-    chars = "".join(sorted(set(dataset_path().read_text(encoding="utf-8"))))  # so chapter prompts encode
+    tokenizer = CharTokenizer.from_text(dataset_path().read_text(encoding="utf-8"))  # so chapter prompts encode
     torch.manual_seed(0)
-    config = ModelConfig(vocab_size=len(chars), block_size=64, n_layer=4, n_head=4, n_kv_head=2, n_embd=128,
-                         use_rmsnorm=True, use_swiglu=True, use_rope=True)
-    to_npz(GPT(config), path, chars=chars)
+    to_npz(GPT(llama(vocab_size=tokenizer.vocab_size)), path, chars=tokenizer.chars)
 
 
 def lay_out(root: Path) -> str:

@@ -21,12 +21,11 @@ import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-from llmparts.config import ModelConfig
+from llmparts.config import TrainConfig
 from llmparts.data import load_dataset
 from llmparts.model import GPT
-from llmparts.train import TrainConfig, train
-
-LLAMA_RECIPE = dict(use_rmsnorm=True, use_swiglu=True, use_rope=True, n_kv_head=2)
+from llmparts.recipes import llama
+from llmparts.train import train
 
 
 def check(name: str, ok: bool, detail: str, results: dict):
@@ -37,7 +36,7 @@ def check(name: str, ok: bool, detail: str, results: dict):
 
 
 def run(dataset, device, dtype, iters, out_dir=None, resume=False, stop_at=None):
-    model_config = ModelConfig(vocab_size=dataset.tokenizer.vocab_size, **LLAMA_RECIPE)
+    model_config = llama(vocab_size=dataset.tokenizer.vocab_size)
     cfg = TrainConfig(device=device, dtype=dtype, max_iters=stop_at or iters, lr_decay_iters=iters,
                       eval_interval=iters, final_eval_batches=50, out_dir=out_dir, resume=resume,
                       checkpoint_interval=max(1, iters // 2), quiet=True)

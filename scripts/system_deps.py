@@ -4,7 +4,7 @@ otherwise stop with one line naming the command to run.
     .venv/bin/python scripts/system_deps.py chromium cjk-font npm
 
 Requirements: `chromium` (/usr/bin/chromium, driven by the browser tests), `cjk-font` (a font that draws the
-zh figures' characters, found the way llmparts.report finds it), `npm` (fetches the official Pyodide lock).
+zh figures' characters, found the way llmparts.figures finds it), `npm` (fetches the official Pyodide lock).
 A missing one is installed with `apt-get install -y --no-install-recommends PACKAGES` when apt-get exists and
 we are root or have password-less sudo (a Debian container, a GitHub runner); else exit 1 with one line.
 Exit 0 when everything is here, 2 on a usage error. This file is the only place that installs system packages.
@@ -32,7 +32,7 @@ def chromium_missing() -> str | None:
 def cjk_font_missing() -> str | None:
     sys.path.insert(0, str(ROOT / "src"))
     try:
-        from llmparts.report import cjk_font_path  # the same search the figures make
+        from llmparts.figures import cjk_font_path  # the same search the figures make
     except ImportError as e:
         raise SystemExit(f"system_deps: cjk-font is checked with the project's Python ({e}): "
                          f"run it as .venv/bin/python scripts/system_deps.py") from None

@@ -13,10 +13,9 @@ import torch
 import torch.nn.functional as F
 
 import booklib as B
-from llmparts import experiments
-from llmparts.model import GPT, ModelConfig, kv_cache_bytes_per_token
-
-BASE = experiments.BASE_MODEL
+from llmparts.config import ModelConfig
+from llmparts.model import GPT, kv_cache_bytes_per_token
+from llmparts.recipes import BASELINE_SETTINGS as BASE
 
 
 def params(**switches) -> int:
@@ -126,6 +125,7 @@ def test_every_generated_table_and_figure_is_shown_in_the_edition(lang):
     text = "\n".join(B.read_page(lang, p) for p in B.existing_pages(lang))
     included = {inc.rsplit("/", 1)[-1] for inc in B.includes(text)}
     shown = {img.rsplit("/", 1)[-1] for img in B.images(text)}
-    missing = [f"{t}.{lang}.md" for t in report.TABLES if f"{t}.{lang}.md" not in included]
-    missing += [f"{f}.{lang}.png" for f in report.FIGURES if f"{f}.{lang}.png" not in shown]
+    reports = report.collect_reports(report.load_results(B.ROOT / "results")).values()
+    missing = [f"{t}.{lang}.md" for r in reports for t in r.tables if f"{t}.{lang}.md" not in included]
+    missing += [f"{f}.{lang}.png" for r in reports for f in r.figures if f"{f}.{lang}.png" not in shown]
     assert not missing, f"generated but never shown in the {lang} edition (include it or stop generating it): {missing}"

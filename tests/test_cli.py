@@ -7,7 +7,6 @@ import types
 import pytest
 
 from llmparts import cli, data
-from llmparts import train as train_mod
 
 TINY = ["--n_layer", "1", "--n_head", "2", "--n_embd", "16", "--block_size", "16", "--seq_len", "16",
         "--batch_size", "4", "--max_iters", "20", "--eval_interval", "10", "--warmup_iters", "2",
@@ -47,7 +46,7 @@ def test_train_writes_the_run_with_the_books_switches(run_dir):
 @pytest.mark.parametrize("argv, message", [
     (["--n_head", "3"], r"n_embd \(128\) must be divisible by n_head \(3\)"),
     (["--n_kv_head", "3"], r"n_head \(4\) must be divisible by n_kv_head \(3\)"),
-    (["--batch_size", "0"], r"batch_size \(0\) must be an integer >= 1"),
+    (["--batch_size", "0"], r"batch_size \(0\) must be a positive integer"),
     (["--seq_len", "128"], r"seq_len \(128\) must be <= block_size \(64\)"),
     (["--dtype", "fp8"], r"argument --dtype: invalid choice: 'fp8'"),
     (["--max_iters", "ten"], r"argument --max_iters: invalid int value: 'ten'"),
@@ -112,20 +111,24 @@ def test_sample_from_a_missing_run_exits_2(tmp_path, capsys):
     assert "no checkpoint at" in one_line_error(capsys)
 
 
-def test_reproduce_delegates_its_arguments_to_experiments(monkeypatch):
+def test_reproduce_delegates_its_arguments_to_the_orchestrator(monkeypatch):
     seen = []
-    fake = types.ModuleType("llmparts.experiments")
+    fake = types.ModuleType("llmparts.reproduce")
     fake.main = lambda argv: seen.append(argv) or 0
-    monkeypatch.setitem(sys.modules, "llmparts.experiments", fake)
+    monkeypatch.setitem(sys.modules, "llmparts.reproduce", fake)
     assert cli.main(["reproduce", "--smoke", "--out_dir", "build/smoke"]) == 0
     assert seen == [["--smoke", "--out_dir", "build/smoke"]]
 
 
 def test_train_subcommand_is_python_m_llmparts_train(monkeypatch):
     seen = []
-    monkeypatch.setattr(train_mod, "main", lambda argv, prog: seen.append((argv, prog)) or 0)
+    monkeypatch.setattr(cli, "train_main", lambda argv, prog: seen.append((argv, prog)) or 0)
     assert cli.main(["train", "--use_rope"]) == 0
     assert seen == [(["--use_rope"], "llmparts train")]
+    proc = subprocess.run([sys.executable, "-m", "llmparts.train", "--n_head", "3"], capture_output=True, text=True,
+                          timeout=60)
+    assert (proc.returncode, proc.stderr) == (2, "python -m llmparts.train: error: n_embd (128) must be divisible by "
+                                                 "n_head (3)\n")
 
 
 def test_no_command_prints_usage_and_exits_2(capsys):
@@ -153,13 +156,15 @@ def test_bench_compares_against_the_eager_reference_and_writes_json(tmp_path, ca
     assert training["default"]["dtype"] == "bfloat16"
     for r in training.values():
         assert r["tokens_per_sec"] == pytest.approx(12 * 64 / (r["ms_per_iter"] / 1000))
-    assert [g["attention"] for g in result["generation"]] == ["MHA", "GQA", "MQA"]
-    assert all(g["identical"] for g in result["generation"])
-    assert [g["cache_bytes"] for g in result["generation"]] == [2 * 4 * k * 32 * 4 * 9 for k in (4, 2, 1)]
+    generation = result["generation"]
+    assert [(g["implementation"], g["attention"]) for g in generation] == [
+        ("PyTorch", "MHA"), ("PyTorch", "GQA"), ("PyTorch", "MQA"), ("NumPy", "GQA")]
+    assert all(g["identical"] for g in generation)
+    assert [g["cache_bytes"] for g in generation] == [2 * 4 * k * 32 * 4 * 9 for k in (4, 2, 1, 2)]
     assert result["numpy_forward"]["numpy_ms"] > 0
     assert "reference" in capsys.readouterr().out
 
 
 def test_bench_rejects_a_zero_count(capsys):
     assert exit_code(["bench", "--rounds", "0"]) == 2
-    assert "--rounds (0) must be >= 1" in one_line_error(capsys)
+    assert "--rounds (0) must be a positive integer" in one_line_error(capsys)

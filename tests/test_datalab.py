@@ -8,7 +8,7 @@ import pytest
 from llmparts import datalab
 from llmparts.data import dataset_path
 from llmparts.model import ModelConfig
-from llmparts.train import flops_per_token
+from llmparts.flops import flops_per_token
 
 
 @pytest.fixture(scope="module")
@@ -108,9 +108,8 @@ def test_leak_summary_pairs_runs_by_seed():
 
 
 def test_model_is_the_books_llama_recipe():
-    from llmparts import experiments
-    config = datalab.model_config(65)
-    assert config == ModelConfig(**{**experiments.BASE_MODEL, **experiments.LLAMA_PARTS})
+    from llmparts import recipes
+    assert datalab.model_config(65) == recipes.LLAMA
 
 
 # ---------------------------------------------------------------- what chapter 04 says about its cells and its code

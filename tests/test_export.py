@@ -9,7 +9,8 @@ import torch
 
 from llmparts import export
 from llmparts.model import GPT, ModelConfig
-from llmparts.numpy_model import CharTokenizer, NumpyGPT
+from llmparts.numpy_model import NumpyGPT
+from llmparts.tokenizer import CharTokenizer
 
 torch.set_num_threads(1)
 

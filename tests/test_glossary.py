@@ -7,7 +7,7 @@ import pytest
 import yaml
 
 from booklib import ROOT, prose
-from llmparts import report
+from llmparts.strings import STRINGS
 
 GLOSSARY = ROOT / "book" / "glossary.yml"
 
@@ -64,14 +64,20 @@ def test_generated_zh_tables_use_only_the_glossarys_words():
     found = []
     for path in sorted((ROOT / "results" / "tables").glob("*.zh.md")):
         found += [f"{path.name}: {f}" for f in rejected_variants(path.read_text(encoding="utf-8"))]
-    assert not found, f"generated zh tables use rejected variants (fix llmparts.report): {found}"
+    assert not found, f"generated zh tables use rejected variants (fix llmparts/strings.py): {found}"
 
 
-def test_zh_figure_and_label_strings_use_only_the_glossarys_words():
-    strings = [*report.FIGURE_TEXT["zh"].values(), *report.SHORT_LABELS["zh"].values(),
-               *report.VERDICTS["zh"].values(), *report.LABELS["zh"].values()]
-    found = rejected_variants("\n".join(strings))
-    assert not found, f"zh figure strings in llmparts.report use rejected variants: {found}"
+def zh_strings(value=None) -> list[str]:
+    """Every string of the zh table in llmparts/strings.py: labels, verdicts, captions, headers, figure text."""
+    value = STRINGS["zh"] if value is None else value
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in zh_strings(v)]
+    return list(value) if isinstance(value, list) else [value]
+
+
+def test_zh_strings_of_tables_figures_and_variables_use_only_the_glossarys_words():
+    found = rejected_variants("\n".join(zh_strings()))
+    assert not found, f"zh strings in llmparts/strings.py use rejected variants: {found}"
 
 
 def test_checker_flags_variants_in_prose_but_not_in_code_or_allowed_names():

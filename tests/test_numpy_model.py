@@ -7,10 +7,11 @@ import sys
 import numpy as np
 import pytest
 import torch
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from llmparts import model as tm
+from llmparts.checks import check_generate_args
 from llmparts import numpy_model as nm
 
 torch.set_num_threads(1)
@@ -229,9 +230,18 @@ def test_numpy_config_accepts_and_rejects_exactly_like_torch(n_embd, n_head, n_k
 
 @settings(max_examples=60, deadline=None)
 @given(temperature=st.one_of(st.floats(), st.integers(-3, 3), st.booleans(), st.just("hot")),
-       top_k=st.one_of(st.none(), st.integers(-3, 3), st.floats(-3, 3), st.booleans()))
-def test_numpy_sampling_arguments_are_checked_exactly_like_torch(temperature, top_k):
-    assert _message(nm.check_sampling_args, temperature, top_k) == _message(tm.check_sampling_args, temperature, top_k)
+       top_k=st.one_of(st.none(), st.integers(-3, 3), st.floats(-3, 3), st.booleans()),
+       max_new_tokens=st.one_of(st.integers(-2, 140), st.just(1.0)), prompt_len=st.integers(0, 3),
+       use_cache=st.booleans())
+def test_numpy_generate_refuses_exactly_what_torch_refuses(temperature, top_k, max_new_tokens, prompt_len, use_cache):
+    expected = _message(check_generate_args, prompt_len, max_new_tokens, temperature, top_k, 128, use_cache)
+    assume(expected is not None)  # valid arguments start a generation, which the tests above compare
+    prompt = np.zeros((1, prompt_len), dtype=np.int64)
+    kwargs = dict(temperature=temperature, top_k=top_k, use_cache=use_cache)
+    torch_model = tm.GPT(tm.ModelConfig(**small_kwargs())).eval()
+    numpy_model = nm.NumpyGPT(nm.ModelConfig(**small_kwargs()), seed=0)
+    assert _message(torch_model.generate, torch.from_numpy(prompt), max_new_tokens, **kwargs) == expected
+    assert _message(numpy_model.generate, prompt, max_new_tokens, **kwargs) == expected
 
 
 def test_numpy_forward_rejects_bad_token_ids_and_shapes():
@@ -251,16 +261,3 @@ def test_numpy_load_state_dict_names_missing_unexpected_and_misshapen_keys():
         model.load_state_dict({**{k: v for k, v in state.items() if not k.startswith("norm_f")}, "x": 0})
     with pytest.raises(ValueError, match=r"tok_emb.weight has shape \(23, 8\), this config needs \(23, 16\)"):
         model.load_state_dict({**state, "tok_emb.weight": np.zeros((23, 8))})
-
-
-# ---------------------------------------------------------------- tokenizer
-
-def test_char_tokenizer_round_trips_and_names_unknown_characters():
-    tok = nm.CharTokenizer("\n !abcdefghij")
-    text = "a bad cafe!\n"
-    assert tok.vocab_size == 13 and tok.decode(tok.encode(text)) == text
-    assert tok.encode("ab") == [3, 4]
-    with pytest.raises(ValueError, match=r"characters \['Z', 'z'\] are not in the vocabulary of 13 characters"):
-        tok.encode("zaZ")
-    with pytest.raises(ValueError, match=r"chars \('aba'\) must not repeat a character"):
-        nm.CharTokenizer("aba")

@@ -8,12 +8,15 @@ import re
 import pytest
 import yaml
 
-from llmparts import experiments, report
-from llmparts.provenance import REPO_ROOT, fingerprint
+from llmparts import report
+from llmparts.experiments import REGISTRY
+from llmparts.provenance import fingerprint, project_root
+from llmparts.reproduce import sources
 
+REPO_ROOT = project_root()
 RESULTS = REPO_ROOT / "results"
 LANGS = ("zh", "en")
-RESULT_NAMES = experiments.EXPERIMENTS
+RESULT_NAMES = list(REGISTRY)
 
 
 def load(name):
@@ -26,7 +29,7 @@ def load(name):
 def test_committed_results_are_not_stale_for_the_current_code(name):
     data = load(name)
     prov = data["provenance"]
-    assert prov["sources"] == sorted(experiments.SOURCES[name]), \
+    assert prov["sources"] == sorted(sources(REGISTRY[name])), \
         f"results/{name}.json was fingerprinted over other sources: run `make reproduce`"
     assert fingerprint(data["config"], prov["sources"]) == prov["fingerprint"], \
         f"results/{name}.json is stale for the current code (fingerprint mismatch): run `make reproduce`"
@@ -40,15 +43,15 @@ def test_committed_results_come_from_the_full_run_not_the_smoke_run(name):
 
 @pytest.mark.parametrize("name", RESULT_NAMES)
 def test_committed_config_is_the_one_the_full_run_uses(name):
-    scale = experiments.SCALES["full"]
-    assert load(name)["config"] == json.loads(json.dumps(experiments.experiment_configs(scale)[name])), \
+    assert load(name)["config"] == json.loads(json.dumps(REGISTRY[name].config("full"))), \
         f"results/{name}.json was made with another experiment config: run `make reproduce`"
 
 
 def test_every_generated_table_and_figure_exists_in_both_languages():
-    missing = [f"results/tables/{t}.{lang}.md" for t in report.TABLES for lang in LANGS
+    reports = report.collect_reports(report.load_results(RESULTS)).values()
+    missing = [f"results/tables/{t}.{lang}.md" for r in reports for t in r.tables for lang in LANGS
                if not (RESULTS / "tables" / f"{t}.{lang}.md").is_file()]
-    missing += [f"images/{f}.{lang}.png" for f in report.FIGURES for lang in LANGS
+    missing += [f"images/{f}.{lang}.png" for r in reports for f in r.figures for lang in LANGS
                 if not (REPO_ROOT / "images" / f"{f}.{lang}.png").is_file()]
     assert not missing, f"missing generated files {missing}: run `make reproduce`"
 

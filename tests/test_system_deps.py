@@ -13,9 +13,10 @@ from types import SimpleNamespace
 
 import pytest
 
+import scriptlib
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "scripts"))
-import system_deps  # noqa: E402
+system_deps = scriptlib.load("system_deps")
 
 ROOT_PREFIX = ["env", "DEBIAN_FRONTEND=noninteractive"]
 
@@ -46,9 +47,7 @@ class Apt:
 
 
 def test_chromium_is_the_binary_the_browser_tests_launch():
-    from browser_site import CHROMIUM
-
-    assert system_deps.CHROMIUM == Path(CHROMIUM)
+    assert system_deps.CHROMIUM == Path(scriptlib.load("browser_site").CHROMIUM)
 
 
 def test_missing_chromium_that_cannot_be_installed_stops_with_one_line_naming_the_command(no_chromium):
@@ -101,14 +100,14 @@ def test_everything_missing_is_installed_in_one_apt_call_and_what_stays_missing_
 
 
 def test_cjk_font_check_is_the_search_the_figures_make(monkeypatch):
-    from llmparts import report
+    from llmparts import figures
 
     def no_font():
         raise RuntimeError("no font draws the zh figures' characters")
 
-    monkeypatch.setattr(report, "cjk_font_path", no_font)
+    monkeypatch.setattr(figures, "cjk_font_path", no_font)
     assert "no CJK font" in system_deps.cjk_font_missing()
-    monkeypatch.setattr(report, "cjk_font_path", lambda: "/fonts/NotoSansCJK-Regular.ttc")
+    monkeypatch.setattr(figures, "cjk_font_path", lambda: "/fonts/NotoSansCJK-Regular.ttc")
     assert system_deps.cjk_font_missing() is None
     assert system_deps.REQUIREMENTS["cjk-font"].packages == ("fonts-noto-cjk",)
 

@@ -10,10 +10,11 @@ import pytest
 import torch
 
 from llmparts import train as train_mod
+from llmparts.checkpoint import CheckpointError, TrainingInterrupted, load_checkpoint
+from llmparts.config import ModelConfig, TrainConfig
 from llmparts.data import fixed_batches, load_dataset
-from llmparts.model import GPT, ModelConfig
-from llmparts.train import (CheckpointError, TrainConfig, TrainingInterrupted, evaluate, flops_per_token, get_lr,
-                            load_checkpoint, precision_context, save_checkpoint, train)
+from llmparts.model import GPT
+from llmparts.train import evaluate, get_lr, precision_context, train
 
 TINY = ModelConfig(n_layer=1, n_head=2, n_embd=16, block_size=16)
 TINY_ARGS = ["--n_layer", "1", "--n_head", "2", "--n_embd", "16", "--block_size", "16", "--seq_len", "16",
@@ -37,22 +38,6 @@ def same_weights(a: torch.nn.Module, b: torch.nn.Module) -> bool:
     return sa.keys() == sb.keys() and all(torch.equal(sa[k], sb[k]) for k in sa)
 
 
-@pytest.mark.parametrize("overrides, message", [
-    (dict(batch_size=0), r"batch_size \(0\) must be an integer >= 1"),
-    (dict(max_iters=2.5), r"max_iters \(2.5\) must be an integer >= 1"),
-    (dict(lr=0.0), r"lr \(0.0\) must be positive"),
-    (dict(min_lr=0.1), r"min_lr \(0.1\) must be between 0 and lr \(0.001\)"),
-    (dict(beta2=1.0), r"beta2 \(1.0\) must be in \[0, 1\)"),
-    (dict(lr=float("nan")), r"lr \(nan\) must be a finite number"),
-    (dict(dtype="fp8"), r"dtype \('fp8'\) must be one of float32, bfloat16, float16"),
-    (dict(device="tpu"), r"device \('tpu'\) must be one of cpu, cuda, mps"),
-    (dict(threads=0), r"threads \(0\) must be an integer >= 1"),
-])
-def test_bad_train_config_names_the_value_and_the_rule(overrides, message):
-    with pytest.raises(ValueError, match=message):
-        TrainConfig(**overrides)
-
-
 def test_lr_warms_up_linearly_then_decays_by_cosine_to_min_lr():
     cfg = TrainConfig(lr=1e-3, min_lr=1e-4, warmup_iters=10, max_iters=110)
     warm = [get_lr(i, cfg) for i in range(10)]
@@ -60,12 +45,6 @@ def test_lr_warms_up_linearly_then_decays_by_cosine_to_min_lr():
     assert get_lr(10, cfg) == pytest.approx(1e-3)
     assert get_lr(60, cfg) == pytest.approx((1e-3 + 1e-4) / 2)  # cosine midpoint
     assert get_lr(110, cfg) == get_lr(500, cfg) == pytest.approx(1e-4)
-
-
-def test_flops_per_token_is_6n_plus_attention_term():
-    cfg = ModelConfig()  # the ablation baseline: 4 layers, 4 heads, n_embd 128, block 64, learned positions
-    n_without_positions = GPT(cfg).num_params() - 64 * 128
-    assert flops_per_token(cfg, 64) == 6 * n_without_positions + 12 * 4 * 128 * 64
 
 
 def test_evaluate_is_the_mean_fixed_batch_loss_in_eval_mode(ds):
@@ -173,14 +152,6 @@ def test_corrupt_checkpoint_is_refused(ds, tmp_path):
         train(TINY, tiny_config(out_dir=str(tmp_path), resume=True), ds)
 
 
-def test_truncated_checkpoint_is_refused(ds, tmp_path):
-    train(TINY, tiny_config(out_dir=str(tmp_path)), ds)
-    path = tmp_path / "ckpt.pt"
-    path.write_bytes(path.read_bytes()[:1000])
-    with pytest.raises(CheckpointError, match="corrupt"):
-        load_checkpoint(path)
-
-
 def test_mismatched_checkpoint_names_the_differing_settings(ds, tmp_path):
     train(TINY, tiny_config(out_dir=str(tmp_path)), ds)
     with pytest.raises(CheckpointError, match=r"n_embd=16 \(now 32\)"):
@@ -192,20 +163,6 @@ def test_mismatched_checkpoint_names_the_differing_settings(ds, tmp_path):
 def test_resume_without_a_checkpoint_says_so(ds, tmp_path):
     with pytest.raises(CheckpointError, match="no checkpoint at"):
         train(TINY, tiny_config(out_dir=str(tmp_path), resume=True), ds)
-
-
-def test_failed_checkpoint_write_keeps_the_previous_one(tmp_path, monkeypatch):
-    path = tmp_path / "ckpt.pt"
-    save_checkpoint({"v": 1}, path)
-
-    def crash(obj, f):
-        f.write(b"half")
-        raise OSError("disk full")
-
-    monkeypatch.setattr(torch, "save", crash)
-    with pytest.raises(OSError):
-        save_checkpoint({"v": 2}, path)
-    assert torch.load(path, weights_only=True) == {"v": 1}
 
 
 def test_seq_len_longer_than_block_size_is_refused(ds):

@@ -2,9 +2,11 @@
 
 Training: a plain eager reference of our own model (float32, no compile, for-loop AdamW, as nanoGPT
 runs on a CPU) against the default TrainConfig path, with the steps in between so one sees where the
-time goes (float32 attention backends run at the same speed, so the reference keeps torch's default). Variants take turns, a few steps each, for several rounds; the median round is reported, so
-a burst of load from other processes hurts every variant alike. Then generation tokens/s with and
-without the KV cache (MHA, GQA, MQA) and the NumPy port's forward time.
+time goes (float32 attention backends run at the same speed, so the reference keeps torch's default).
+Variants take turns, a few steps each, for several rounds; the median round is reported, so a burst of
+load from other processes hurts every variant alike. Then generation tokens/s with and without the KV
+cache (MHA, GQA, MQA, and the NumPy twin), measured as the generation experiment measures it, and the
+NumPy twin's forward time.
 """
 
 from __future__ import annotations
@@ -15,19 +17,23 @@ import platform
 import statistics
 import sys
 import time
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import numpy as np
 import torch
 from torch.nn.attention import SDPBackend
 
+from .atomic import write_text
+from .checks import ArgumentParser, check_cli_ints
+from .config import ModelConfig, TrainConfig
 from .data import get_batch, load_dataset
-from .model import GPT, ModelConfig, kv_cache_bytes_per_token
+from .experiments.generation import measure
+from .flops import flops_per_token, peak_flops
+from .model import GPT
 from .numpy_model import NumpyGPT
-from .train import ArgumentParser, TrainConfig, flops_per_token, make_optimizer, peak_flops, train_step
-
-BASELINE = ModelConfig()  # the ablation baseline: 4 layers, 4 heads, n_embd 128, block 64, no bias, dropout 0
+from .recipes import BASELINE
+from .train import make_optimizer, train_step
 
 
 def training_variants(default: TrainConfig, with_compile: bool) -> dict:
@@ -95,26 +101,11 @@ def bench_training(variants: dict, model_config: ModelConfig, rounds: int, steps
     return out
 
 
-def bench_generation(new_tokens: int) -> list:
-    """Greedy generation from one token, with and without the cache; the two outputs must be identical."""
-    rows = []
-    for n_kv_head, name in ((4, "MHA"), (2, "GQA"), (1, "MQA")):
-        config = ModelConfig(use_rmsnorm=True, use_swiglu=True, use_rope=True, n_kv_head=n_kv_head,
-                             block_size=new_tokens + 1)
-        torch.manual_seed(0)
-        model = GPT(config).eval()
-        prompt = torch.zeros((1, 1), dtype=torch.long)
-        row = {"attention": name, "n_kv_head": n_kv_head, "new_tokens": new_tokens,
-               "cache_bytes": kv_cache_bytes_per_token(config) * (new_tokens + 1)}
-        outputs = {}
-        for use_cache in (True, False):
-            t0 = time.perf_counter()
-            outputs[use_cache] = model.generate(prompt, new_tokens, temperature=0.0, use_cache=use_cache)
-            row["tokens_per_sec_" + ("cached" if use_cache else "uncached")] = new_tokens / (time.perf_counter() - t0)
-        row["identical"] = bool(torch.equal(outputs[True], outputs[False]))
-        row["cache_speedup"] = row["tokens_per_sec_cached"] / row["tokens_per_sec_uncached"]
-        rows.append(row)
-    return rows
+def bench_generation(data, new_tokens: int) -> list:
+    """Greedy generation after a one-character prompt, with and without the cache; the outputs must be identical."""
+    record = measure(data.val[:1].view(1, 1), new_tokens, repeats=1)
+    return [{"implementation": "PyTorch", **asdict(row)} for row in record.torch] + \
+        [{"implementation": "NumPy", **asdict(record.numpy)}]
 
 
 def bench_numpy_forward(repeats: int = 5) -> dict:
@@ -144,10 +135,7 @@ def main(argv=None) -> int:
     p.add_argument("--no_compile", action="store_true", help="skip the torch.compile variants (fast check)")
     p.add_argument("--out", type=Path, default=None, help="write the results as JSON here")
     args = p.parse_args(argv)
-    for name in ("rounds", "steps", "new_tokens", "threads"):
-        value = getattr(args, name)
-        if value is not None and value < 1:
-            p.error(f"--{name} ({value}) must be >= 1")
+    check_cli_ints(p, args, ["rounds", "steps", "new_tokens", "threads"])
     if args.threads:
         torch.set_num_threads(args.threads)
 
@@ -161,7 +149,7 @@ def main(argv=None) -> int:
                     or platform.machine(), "python": platform.python_version()},
         "model": BASELINE.to_dict(), "batch_size": default.batch_size, "seq_len": default.seq_len,
         "rounds": args.rounds, "steps_per_round": args.steps, "training": training,
-        "generation": bench_generation(args.new_tokens), "numpy_forward": bench_numpy_forward(),
+        "generation": bench_generation(data, args.new_tokens), "numpy_forward": bench_numpy_forward(),
     }
     result["wall_time_s"] = time.perf_counter() - t0
 
@@ -172,15 +160,15 @@ def main(argv=None) -> int:
         print(f"{name:36} {r['ms_per_iter']:8.1f} {r['tokens_per_sec']:9,.0f} {100 * r['mfu']:5.1f}% "
               f"{r['speedup_vs_reference']:6.2f}x {r['warmup_s']:9.1f}")
     print(f"\ngeneration, {args.new_tokens} new tokens, greedy")
-    print(f"{'attention':10} {'cached tok/s':>12} {'uncached tok/s':>14} {'speedup':>8} {'cache KiB':>10} identical")
+    print(f"{'attention':16} {'cached tok/s':>12} {'uncached tok/s':>14} {'speedup':>8} {'cache KiB':>10} identical")
     for r in result["generation"]:
-        print(f"{r['attention']:10} {r['tokens_per_sec_cached']:12,.0f} {r['tokens_per_sec_uncached']:14,.0f} "
-              f"{r['cache_speedup']:7.1f}x {r['cache_bytes'] / 1024:10.0f} {r['identical']}")
+        print(f"{r['implementation'] + ' ' + r['attention']:16} {r['tokens_per_sec_cache']:12,.0f} "
+              f"{r['tokens_per_sec_no_cache']:14,.0f} {r['speedup']:7.1f}x {r['cache_bytes'] / 1024:10.0f} "
+              f"{r['identical']}")
     nf = result["numpy_forward"]
     print(f"\nforward of a ({1}, {nf['context']}) context: NumPy {nf['numpy_ms']:.2f} ms, torch {nf['torch_ms']:.2f} ms")
     if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(result, indent=2) + "\n")
+        write_text(args.out, json.dumps(result, indent=2) + "\n")
         print(f"wrote {args.out}")
     return 0
 

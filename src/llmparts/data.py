@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
+
+from .atomic import atomic_write
+from .tokenizer import CharTokenizer
 
 DATA_URL = "https://raw.githubusercontent.com/karpathy/char-rnn/master/data/tinyshakespeare/input.txt"
 DATA_SHA256 = "86c4e6aa9db7c042ec79f339dcb96d42b0075e16b8fc2e86bf0ca57e2dc565ed"
@@ -35,27 +37,21 @@ def verify(path: Path) -> Path:
 
 
 def download(dest: Path, url: str | None = None) -> Path:
-    """Fetch url into dest through a temporary file; dest appears only once its sha256 is right."""
+    """Fetch url into dest; dest appears only once the download is whole and its sha256 is right."""
     url = url or DATA_URL
-    dest = Path(dest)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=dest.name + ".", suffix=".part")
     try:
-        try:
-            with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url, timeout=30) as response:
-                out.write(response.read())
-        except OSError as e:
-            raise DataError(f"no dataset at {dest} and the download from {url} failed ({e}); "
-                            f"copy tinyshakespeare's input.txt there or set TINYSHAKESPEARE to its path") from None
-        digest = sha256_of(Path(tmp))
-        if digest != DATA_SHA256:
-            raise DataError(f"the file downloaded from {url} has sha256 {digest}, expected {DATA_SHA256}; "
-                            f"nothing was written to {dest}: check the URL or fetch input.txt by hand")
-        os.replace(tmp, dest)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-    return dest
+        with urllib.request.urlopen(url, timeout=30) as response:
+            body = response.read()
+    except OSError as e:
+        raise DataError(f"no dataset at {dest} and the download from {url} failed ({e}); "
+                        f"copy tinyshakespeare's input.txt there or set TINYSHAKESPEARE to its path") from None
+    digest = hashlib.sha256(body).hexdigest()
+    if digest != DATA_SHA256:
+        raise DataError(f"the file downloaded from {url} has sha256 {digest}, expected {DATA_SHA256}; "
+                        f"nothing was written to {dest}: check the URL or fetch input.txt by hand")
+    with atomic_write(dest, "wb") as f:
+        f.write(body)
+    return Path(dest)
 
 
 def dataset_path() -> Path:
@@ -70,34 +66,6 @@ def dataset_path() -> Path:
     if DEFAULT_PATH.is_file():
         return verify(DEFAULT_PATH)
     return download(DEFAULT_PATH, DATA_URL)
-
-
-class CharTokenizer:
-    """One token per distinct character, ids in sorted character order."""
-
-    def __init__(self, chars):
-        self.chars = list(chars)
-        if len(set(self.chars)) != len(self.chars):
-            raise ValueError("tokenizer characters must be distinct")
-        self.stoi = {ch: i for i, ch in enumerate(self.chars)}
-
-    @classmethod
-    def from_text(cls, text: str) -> "CharTokenizer":
-        return cls(sorted(set(text)))
-
-    @property
-    def vocab_size(self) -> int:
-        return len(self.chars)
-
-    def encode(self, text: str) -> list[int]:
-        try:
-            return [self.stoi[ch] for ch in text]
-        except KeyError as e:
-            raise ValueError(f"character {e.args[0]!r} is not in the vocabulary of {self.vocab_size} "
-                             f"characters seen in the training text") from None
-
-    def decode(self, ids) -> str:
-        return "".join(self.chars[int(i)] for i in ids)
 
 
 @dataclass

@@ -20,8 +20,9 @@ import torch
 
 from .bpe import BPETokenizer, split_chunks
 from .data import TRAIN_FRACTION, CharTokenizer, Dataset, fixed_batches
+from .flops import flops_per_token
 from .model import ModelConfig
-from .train import VAL_SEED, TrainConfig, evaluate, flops_per_token, train
+from .train import VAL_SEED, TrainConfig, evaluate, train
 
 MODEL = dict(n_layer=4, n_head=4, n_embd=128, block_size=64, dropout=0.0, bias=False,
              use_rmsnorm=True, use_swiglu=True, use_rope=True, n_kv_head=2)

@@ -8,14 +8,14 @@ transformers' LlamaForCausalLM loads, for models built with the LLaMA recipe.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from llmparts.model import GPT
+from .atomic import atomic_write, write_text
+from .config import ModelConfig
+from .model import GPT
 
 
 def to_npz(model: GPT, path, chars: str | None = None) -> Path:
@@ -28,15 +28,8 @@ def to_npz(model: GPT, path, chars: str | None = None) -> Path:
             raise ValueError(f"chars has {len(chars)} characters but the model's vocab_size is "
                              f"{model.config.vocab_size}; they must be equal")
         arrays["chars"] = np.array(chars)
-    # Write next to the target, then rename: a reader never sees a half-written file.
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            np.savez(f, **arrays)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    with atomic_write(path, "wb") as f:  # the browser never fetches a half-written file
+        np.savez(f, **arrays)
     return path
 
 
@@ -60,7 +53,7 @@ def _interleaved_to_halves(w, n_heads: int, head_dim: int):
 
 def to_hf(model: GPT, out_dir) -> Path:
     """Write a Hugging Face LlamaForCausalLM checkpoint (config.json + model.safetensors) to out_dir."""
-    from safetensors.torch import save_file  # only this exporter needs safetensors
+    from safetensors.torch import save  # only this exporter needs safetensors
 
     c = model.config
     _check_llama_recipe(c)
@@ -102,16 +95,14 @@ def to_hf(model: GPT, out_dir) -> Path:
         tensors[theirs + "mlp.down_proj.weight"] = sd[ours + "mlp.w_down.weight"]
         tensors[theirs + "input_layernorm.weight"] = sd[ours + "attn_norm.weight"]
         tensors[theirs + "post_attention_layernorm.weight"] = sd[ours + "mlp_norm.weight"]
-    (out_dir / "config.json").write_text(json.dumps(hf_config, indent=2) + "\n")
-    save_file({k: v.contiguous() for k, v in tensors.items()}, str(out_dir / "model.safetensors"),
-              metadata={"format": "pt"})
+    write_text(out_dir / "config.json", json.dumps(hf_config, indent=2) + "\n")
+    with atomic_write(out_dir / "model.safetensors", "wb") as f:
+        f.write(save({k: v.contiguous() for k, v in tensors.items()}, metadata={"format": "pt"}))
     return out_dir
 
 
 def from_npz(path) -> tuple[GPT, str | None]:
     """The PyTorch model (in eval mode) and the vocabulary (or None) of an .npz written by to_npz."""
-    from llmparts.config import ModelConfig
-
     with np.load(path) as data:
         config = ModelConfig.from_dict(json.loads(str(data["config_json"])))
         chars = str(data["chars"]) if "chars" in data.files else None

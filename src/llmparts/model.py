@@ -14,6 +14,7 @@ import torch
 import torch.nn as nn
 from torch.nn import functional as F
 
+from .checks import check_generate_args, check_sampling_args
 from .config import ModelConfig
 
 
@@ -280,21 +281,10 @@ class GPT(nn.Module):
     def generate(self, idx, max_new_tokens: int, temperature: float = 1.0, top_k: int | None = None,
                  eos_id: int | None = None, use_cache: bool = True, generator: torch.Generator | None = None):
         """Append up to max_new_tokens sampled tokens to idx (B, T); stop early when every row hits eos_id."""
-        check_sampling_args(temperature, top_k)
-        if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 0:
-            raise ValueError(f"max_new_tokens ({max_new_tokens!r}) must be a non-negative integer")
-        if idx.shape[1] < 1:
-            raise ValueError("the prompt must hold at least one token")
+        check_generate_args(idx.shape[1], max_new_tokens, temperature, top_k, self.config.block_size, use_cache)
         block_size = self.config.block_size
-        cache = None
-        if use_cache:
-            total = idx.shape[1] + max_new_tokens
-            if total > block_size:
-                raise ValueError(f"prompt ({idx.shape[1]}) + max_new_tokens ({max_new_tokens}) = {total} "
-                                 f"exceeds block_size ({block_size}), the KV cache's capacity; "
-                                 f"generate fewer tokens or pass use_cache=False")
-            param = self.tok_emb.weight
-            cache = KVCache(self.config, idx.shape[0], device=param.device, dtype=param.dtype)
+        param = self.tok_emb.weight
+        cache = KVCache(self.config, idx.shape[0], device=param.device, dtype=param.dtype) if use_cache else None
         step_input = idx
         for _ in range(max_new_tokens):
             if cache is None:
@@ -309,15 +299,6 @@ class GPT(nn.Module):
 
 
 # ---------------------------------------------------------------- sampling
-
-def check_sampling_args(temperature, top_k):
-    if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not temperature >= 0:
-        raise ValueError(f"temperature ({temperature!r}) must be a number >= 0 (0 means greedy)")
-    if math.isinf(temperature):
-        raise ValueError(f"temperature ({temperature!r}) must be finite")
-    if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
-        raise ValueError(f"top_k ({top_k!r}) must be a positive integer or None")
-
 
 def sample_next(logits, temperature: float = 1.0, top_k: int | None = None, generator=None):
     """Pick one token id per row of logits (B, vocab): greedy at temperature 0, else sample."""

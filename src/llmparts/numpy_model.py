@@ -2,7 +2,7 @@
 
 Same components, same names, same order as model.py, so the two files can be read side by side:
 the norms, the feed-forwards, RoPE, attention with a KV cache, the block, the model,
-sampling, and a character tokenizer. Inference only (no dropout, no gradients), float32 throughout.
+and sampling. Inference only (no dropout, no gradients), float32 throughout.
 Weights come from the .npz that llmparts.export.to_npz writes, under the same keys as torch's state_dict.
 """
 
@@ -13,7 +13,9 @@ import math
 
 import numpy as np
 
+from .checks import check_generate_args, check_sampling_args
 from .config import ModelConfig
+from .tokenizer import CharTokenizer  # noqa: F401  (the chapters' cells import it from here)
 
 
 # ---------------------------------------------------------------- building blocks torch gives for free
@@ -329,24 +331,13 @@ class NumpyGPT:
     def generate(self, idx, max_new_tokens: int, temperature: float = 1.0, top_k: int | None = None,
                  eos_id: int | None = None, use_cache: bool = True, rng: np.random.Generator | None = None):
         """Append up to max_new_tokens sampled tokens to idx (B, T); stop early when every row hits eos_id."""
-        check_sampling_args(temperature, top_k)
-        if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 0:
-            raise ValueError(f"max_new_tokens ({max_new_tokens!r}) must be a non-negative integer")
         idx = np.asarray(idx, dtype=np.int64)
         if idx.ndim != 2:
             raise ValueError(f"idx (shape {idx.shape}) must be a 2-D array of token ids (batch, time)")
-        if idx.shape[1] < 1:
-            raise ValueError("the prompt must hold at least one token")
+        check_generate_args(idx.shape[1], max_new_tokens, temperature, top_k, self.config.block_size, use_cache)
         rng = np.random.default_rng() if rng is None else rng
         block_size = self.config.block_size
-        cache = None
-        if use_cache:
-            total = idx.shape[1] + max_new_tokens
-            if total > block_size:
-                raise ValueError(f"prompt ({idx.shape[1]}) + max_new_tokens ({max_new_tokens}) = {total} "
-                                 f"exceeds block_size ({block_size}), the KV cache's capacity; "
-                                 f"generate fewer tokens or pass use_cache=False")
-            cache = KVCache(self.config, idx.shape[0])
+        cache = KVCache(self.config, idx.shape[0]) if use_cache else None
         step_input = idx
         for _ in range(max_new_tokens):
             if cache is None:
@@ -362,15 +353,6 @@ class NumpyGPT:
 
 # ---------------------------------------------------------------- sampling
 
-def check_sampling_args(temperature, top_k):
-    if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not temperature >= 0:
-        raise ValueError(f"temperature ({temperature!r}) must be a number >= 0 (0 means greedy)")
-    if math.isinf(temperature):
-        raise ValueError(f"temperature ({temperature!r}) must be finite")
-    if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
-        raise ValueError(f"top_k ({top_k!r}) must be a positive integer or None")
-
-
 def sample_next(logits, temperature: float = 1.0, top_k: int | None = None, rng=None):
     """Pick one token id per row of logits (B, vocab): greedy at temperature 0, else sample."""
     check_sampling_args(temperature, top_k)
@@ -384,32 +366,3 @@ def sample_next(logits, temperature: float = 1.0, top_k: int | None = None, rng=
     probs = softmax(logits.astype(np.float64), axis=-1)  # float64 so each row sums to 1 for rng.choice
     rng = np.random.default_rng() if rng is None else rng
     return np.array([[rng.choice(probs.shape[-1], p=row)] for row in probs], dtype=np.int64)
-
-
-# ---------------------------------------------------------------- text <-> ids
-
-class CharTokenizer:
-    """One id per character of a fixed vocabulary string."""
-
-    def __init__(self, chars: str):
-        if len(set(chars)) != len(chars):
-            raise ValueError(f"chars ({chars!r}) must not repeat a character")
-        self.chars = chars
-        self.stoi = {c: i for i, c in enumerate(chars)}
-        self.vocab_size = len(chars)
-
-    def encode(self, text: str) -> list[int]:
-        unknown = sorted(set(text) - set(self.stoi))
-        if unknown:
-            raise ValueError(f"characters {unknown} are not in the vocabulary of {self.vocab_size} characters")
-        return [self.stoi[c] for c in text]
-
-    def decode(self, ids) -> str:
-        return "".join(self.chars[int(i)] for i in ids)
-
-    @classmethod
-    def from_npz(cls, path) -> "CharTokenizer":
-        with np.load(path) as data:
-            if "chars" not in data.files:
-                raise ValueError(f"{path} holds no 'chars' vocabulary; export it with to_npz(model, path, chars=...)")
-            return cls(str(data["chars"]))

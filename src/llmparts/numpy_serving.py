@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from .numpy_model import check_sampling_args as check_temperature_and_top_k
+from .checks import check_sampling_args as check_temperature_and_top_k
 from .numpy_model import KVCache, Linear, repeat_kv, softmax
 
 

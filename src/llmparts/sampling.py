@@ -13,7 +13,7 @@ import math
 import torch
 from torch.nn import functional as F
 
-from .model import check_sampling_args as check_temperature_and_top_k
+from .checks import check_sampling_args as check_temperature_and_top_k
 
 
 def check_sampling_args(temperature, top_k, top_p=None):

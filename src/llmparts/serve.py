@@ -481,7 +481,7 @@ def load_model(weights: Path | None = None, run: Path | None = None) -> tuple[GP
     """A model and its vocabulary from an .npz written by export.to_npz, or from a run's ckpt.pt."""
     if run is not None:
         from .config import ModelConfig
-        from .train import load_checkpoint
+        from .checkpoint import load_checkpoint
 
         state = load_checkpoint(Path(run) / "ckpt.pt")
         model = GPT(ModelConfig.from_dict(state["model_config"]))

@@ -7,15 +7,17 @@ shared with the browser bench.
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
+import scriptlib
+
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts"))
-from browser_site import CHROMIUM, CHROMIUM_FLAGS, Site, ensure_pyodide_assets, lay_out  # noqa: E402
+browser_site = scriptlib.load("browser_site")
+CHROMIUM, CHROMIUM_FLAGS, Site = browser_site.CHROMIUM, browser_site.CHROMIUM_FLAGS, browser_site.Site
+ensure_pyodide_assets, lay_out = browser_site.ensure_pyodide_assets, browser_site.lay_out
 
 READY_TIMEOUT_MS = 90_000
 # The files the worker places in Python's filesystem, exactly as book/quarto/_quarto.yml lists them.

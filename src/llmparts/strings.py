@@ -1,0 +1,205 @@
+"""Every word the book's generated tables, figures and variables show, per language.
+
+One table per language with the same keys (tests/test_strings.py checks that, and tests/test_glossary.py
+checks the zh words against book/glossary.yml). A value is a string, a list of strings (a table's header)
+or a mapping of them; `{name}` marks a value the report fills in with str.format. An experiment's report
+looks its words up here and never writes a word in either language itself.
+"""
+
+from __future__ import annotations
+
+EN = {
+    "yes": "yes",
+    "no": "no",
+    "identical": "identical",
+    "different": "different",
+    "verdict": {
+        "accuracy": "accuracy", "economy": "economy", "cheaper_but_worse": "cheaper but worse",
+        "noise": "within noise", "worse": "worse", "reference": "reference",
+    },
+    "variant": {
+        "baseline": "baseline (LayerNorm, GELU, learned positions, MHA)", "rmsnorm": "+RMSNorm",
+        "swiglu": "+SwiGLU", "rope": "+RoPE", "gqa": "GQA (2 KV heads)", "mqa": "MQA (1 KV head)",
+        "llama": "LLaMA recipe (all four, 2 KV heads)",
+    },
+    "variant_short": {
+        "baseline": "baseline", "rmsnorm": "+RMSNorm", "swiglu": "+SwiGLU", "rope": "+RoPE", "gqa": "GQA",
+        "mqa": "MQA", "llama": "LLaMA",
+    },
+    "ablation": {
+        "header": ["Config", "Val loss (mean ± std)", "Δ vs baseline", "Beyond noise?", "Verdict", "Params",
+                   "KV bytes/token", "Training tokens/s"],
+        "caption": "Ablation: final validation loss on fixed validation batches after {iters} iterations, "
+                   "{n} seeds per config. A delta is beyond noise when its absolute value exceeds {factor}× the "
+                   "pooled seed std ({noise}), that is {threshold}. Accuracy = loss lower beyond noise; economy = "
+                   "cheaper than the baseline (fewer KV-cache bytes, {saving} or more fewer parameters, or fewer "
+                   "normalization statistics) and loss not worse beyond noise; cheaper but worse = cheaper, with "
+                   "loss worse beyond noise; worse = nothing saved, loss worse beyond noise",
+        "axis": "validation loss (mean ± std over {n} seeds)",
+        "noise_band": "baseline ± {k}× noise",
+    },
+    "additivity": {
+        "single": "single {part} Δ",
+        "sum": "sum of the four Δ",
+        "predicted": "predicted: baseline + sum of Δ",
+        "actual": "actual: LLaMA recipe",
+        "gap": "gap (absolute difference, actual vs predicted)",
+        "header": ["Item", "Val loss / Δ"],
+        "caption": "Additivity: the single-part deltas added up, against the all-on run (means over seeds)",
+    },
+    "extrapolation": {
+        "training_length": "{length} (training length)",
+        "header": ["Eval length (characters)", "Learned positions (mean ± std)", "RoPE (mean ± std)"],
+        "caption": "Extrapolation: both position schemes trained on sequences of length {train_len} ({n} seeds), "
+                   "validation loss at longer lengths. The learned table has {block} rows, but training only uses "
+                   "the first {train_len}; rows {train_len}–{last} never receive a gradient and keep their random "
+                   "initial values",
+        "learned": "learned positions",
+        "rope": "RoPE",
+        "train_len": "training length {n}",
+        "untrained": "learned rows {first}–{last}: never trained",
+        "eval_len": "evaluation length (characters)",
+        "val_loss": "validation loss",
+        "band": "shaded: ± 1 std over {n} seeds",
+    },
+    "hands_on": {
+        "baseline": "baseline",
+        "all": "all three (LLaMA recipe)",
+        "header": ["Config", "Val loss", "Params", "Δ"],
+        "caption": "Output of examples/tiny_modern.py: {steps} steps per config, one seed; the whole script "
+                   "took {minutes} minutes here",
+    },
+    "generation": {
+        "header": ["Implementation", "KV heads", "Cache bytes/token", "Cache bytes", "Tokens/s without cache",
+                   "Tokens/s with cache", "Speedup", "Greedy output"],
+        "caption": "Generation: a {prompt_len}-token prompt and {new_tokens} new tokens, with and without "
+                   "the KV cache; greedy outputs compared token by token",
+    },
+    "llama2_params": {
+        "embedding": "token embedding (tied with the output head)",
+        "attention": "attention (wq, wk, wv, wo; all layers)",
+        "feed_forward": "feed-forward (SwiGLU; all layers)",
+        "norms": "norms (RMSNorm weights)",
+        "total": "**total**",
+        "untied": "total with an untied output head",
+        "header": ["Component", "Parameters", "Share"],
+        "caption": "Parameter breakdown of the LLaMA2 preset (counted by code)",
+    },
+    "llama2_kv_cache": {
+        "header": ["Attention", "KV heads", "Bytes per token", "Whole cache at {context} tokens"],
+        "caption": "KV-cache size of the LLaMA2 preset (fp32: 2 × layers × KV heads × head dim × 4 bytes per token)",
+    },
+    "attention_cost": {
+        "header": ["Sequence length", "Attention scores per layer per head (quadratic)",
+                   "Cached positions per layer per head (linear)", "KV cache (GQA, fp32)",
+                   "FLOPs per generated token"],
+        "caption": "How attention cost grows with sequence length: the score matrix is quadratic, the KV cache "
+                   "linear; FLOPs per token are 2 × weights plus attention's 4 × layers × length × width "
+                   "(LLaMA2 preset)",
+    },
+    "decode_memory": {
+        "cache": "cache",
+        "weights": "weights",
+        "header": ["Batch (sequences)", "Context per sequence (tokens)", "KV cache (GQA, fp32)", "Weights (fp32)",
+                   "Cache ÷ weights", "Larger read per step"],
+        "caption": "The two things every decoding step reads from memory: all the weights (the same every step) "
+                   "and the whole KV cache (growing with batch × context). The cache catches up with the weights "
+                   "only at about {crossover} cached tokens, summed over the batch (LLaMA2 preset)",
+    },
+}
+
+ZH = {
+    "yes": "是",
+    "no": "否",
+    "identical": "完全相同",
+    "different": "不同",
+    "verdict": {
+        "accuracy": "準", "economy": "省", "cheaper_but_worse": "省了但更差", "noise": "雜訊內", "worse": "更差",
+        "reference": "基準",
+    },
+    "variant": {
+        "baseline": "基準（LayerNorm、GELU、學習式位置、MHA）", "rmsnorm": "+RMSNorm",
+        "swiglu": "+SwiGLU", "rope": "+RoPE", "gqa": "GQA（2 個 KV 頭）", "mqa": "MQA（1 個 KV 頭）",
+        "llama": "LLaMA 配方（四個全開，2 個 KV 頭）",
+    },
+    "variant_short": {
+        "baseline": "基準", "rmsnorm": "+RMSNorm", "swiglu": "+SwiGLU", "rope": "+RoPE", "gqa": "GQA",
+        "mqa": "MQA", "llama": "LLaMA 配方",
+    },
+    "ablation": {
+        "header": ["組態", "驗證損失（平均 ± 標準差）", "Δ（對基準）", "超出雜訊？", "判定", "參數",
+                   "KV 位元組/token", "訓練 tokens/秒"],
+        "caption": "消融實驗：每個組態訓練 {iters} 步、{n} 個種子，在固定的驗證批次上量最終損失。"
+                   "Δ 的絕對值大於 {factor} 倍合併種子標準差（{noise}，即 {threshold}）才算超出雜訊。"
+                   "「準」= 損失降低超出雜訊；「省」= 比基準便宜（KV 快取、參數少 {saving} 以上，或正規化統計量較少），"
+                   "而且損失沒有變差超出雜訊；「省了但更差」= 便宜，但損失變差超出雜訊；「更差」= 沒省什麼，損失變差超出雜訊",
+        "axis": "驗證損失（{n} 個種子的平均 ± 標準差）",
+        "noise_band": "基準 ± {k} 倍雜訊",
+    },
+    "additivity": {
+        "single": "單獨 {part} 的 Δ",
+        "sum": "四個 Δ 相加",
+        "predicted": "預測：基準 + Δ 總和",
+        "actual": "實際：LLaMA 配方",
+        "gap": "差距（實際與預測之差的絕對值）",
+        "header": ["項目", "驗證損失 / Δ"],
+        "caption": "可加性：四個零件各自的改善相加，對照四個全開的實際結果（種子平均）",
+    },
+    "extrapolation": {
+        "training_length": "{length}（訓練長度）",
+        "header": ["評估長度（字元）", "學習式位置（平均 ± 標準差）", "RoPE（平均 ± 標準差）"],
+        "caption": "外推：兩種位置方案都在長度 {train_len} 的序列上訓練（{n} 個種子），再量更長序列的驗證損失。"
+                   "學習式位置表有 {block} 列，但訓練只用到前 {train_len} 列；第 {train_len}–{last} 列從沒收到梯度，"
+                   "仍是初始化時的隨機值",
+        "learned": "學習式位置",
+        "rope": "RoPE",
+        "train_len": "訓練長度 {n}",
+        "untrained": "學習式位置表第 {first}–{last} 列：從未訓練",
+        "eval_len": "評估長度（字元）",
+        "val_loss": "驗證損失",
+        "band": "陰影：{n} 個種子的 ± 1 標準差",
+    },
+    "hands_on": {
+        "baseline": "基準",
+        "all": "三個全開（LLaMA 配方）",
+        "header": ["組態", "驗證損失", "參數", "Δ"],
+        "caption": "examples/tiny_modern.py 的輸出：每個組態 {steps} 步、單一種子；整支程式在這台機器上跑了 {minutes} 分鐘",
+    },
+    "generation": {
+        "header": ["實作與注意力", "KV 頭數", "快取位元組/token", "快取總位元組", "無快取 tokens/秒", "有快取 tokens/秒",
+                   "加速", "貪婪解碼的輸出"],
+        "caption": "生成速度：提示 {prompt_len} 個 token、生成 {new_tokens} 個，有無 KV 快取的比較；"
+                   "貪婪解碼的輸出逐 token 比對",
+    },
+    "llama2_params": {
+        "embedding": "詞嵌入（與輸出層共用）",
+        "attention": "注意力（wq、wk、wv、wo，全部層）",
+        "feed_forward": "前饋層（SwiGLU，全部層）",
+        "norms": "正規化（RMSNorm 權重）",
+        "total": "**總計**",
+        "untied": "輸出層不共用時的總計",
+        "header": ["元件", "參數", "占比"],
+        "caption": "LLaMA2 預設組態的參數分解（由程式逐一清點）",
+    },
+    "llama2_kv_cache": {
+        "header": ["注意力", "KV 頭數", "位元組/token", "{context} 個 token 的整個快取"],
+        "caption": "LLaMA2 預設組態的 KV 快取大小（fp32：2 × 層數 × KV 頭數 × 頭維度 × 4 位元組/token）",
+    },
+    "attention_cost": {
+        "header": ["序列長度", "注意力分數（每層每頭，平方成長）", "快取位置（每層每頭，線性成長）", "KV 快取（GQA，fp32）",
+                   "生成一個 token 的 FLOPs"],
+        "caption": "注意力的成本隨序列長度成長：分數矩陣是平方、KV 快取是線性；每個 token 的 FLOPs 是權重的 2 × 參數，"
+                   "加上注意力的 4 × 層數 × 長度 × 寬度（LLaMA2 預設組態）",
+    },
+    "decode_memory": {
+        "cache": "快取",
+        "weights": "權重",
+        "header": ["批次（序列數）", "每條序列的上下文（token）", "KV 快取（GQA，fp32）", "權重（fp32）", "快取 ÷ 權重",
+                   "每步讀得比較多的"],
+        "caption": "解碼每一步要從記憶體讀的兩樣東西：全部權重（每步都一樣）和整份 KV 快取（隨批次 × 上下文成長）。"
+                   "快取要累積到約 {crossover} 個 token（整個批次加起來）才追上權重（LLaMA2 預設組態）",
+    },
+}
+
+STRINGS = {"zh": ZH, "en": EN}  # the book's two editions
+LANGS = tuple(STRINGS)
