@@ -18,6 +18,7 @@ from __future__ import annotations
 import torch
 from torch.nn import functional as F
 
+from .checks import check_int
 from .config import ModelConfig
 from .model import GPT, repeat_kv
 from .sampling import check_sampling_args, sample_next
@@ -111,8 +112,7 @@ def generate_batch(model: GPT, prompts, max_new_tokens: int, temperature: float 
                    generator: torch.Generator | None = None):
     """Continue each prompt (a list of token ids) by up to max_new_tokens tokens; a row stops at its own eos_id."""
     check_sampling_args(temperature, top_k, top_p)
-    if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 0:
-        raise ValueError(f"max_new_tokens ({max_new_tokens!r}) must be a non-negative integer")
+    check_int("max_new_tokens", max_new_tokens, minimum=0)
     param = model.tok_emb.weight
     idx, positions = (t.to(param.device) for t in pad_prompts(prompts, padding, pad_id))
     longest = idx.shape[1] + max_new_tokens

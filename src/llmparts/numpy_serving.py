@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 
+from .checks import check_int
 from .checks import check_sampling_args as check_temperature_and_top_k
 from .numpy_model import KVCache, Linear, repeat_kv, softmax
 
@@ -163,8 +164,7 @@ def generate_batch(model, prompts, max_new_tokens: int, temperature: float = 1.0
                    rng: np.random.Generator | None = None):
     """Continue each prompt (a list of token ids) by up to max_new_tokens tokens; a row stops at its own eos_id."""
     check_sampling_args(temperature, top_k, top_p)
-    if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 0:
-        raise ValueError(f"max_new_tokens ({max_new_tokens!r}) must be a non-negative integer")
+    check_int("max_new_tokens", max_new_tokens, minimum=0)
     idx, positions = pad_prompts(prompts, padding, pad_id)
     longest = idx.shape[1] + max_new_tokens
     if longest > model.config.block_size:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import torch
 
+from .checks import check_int
 from .model import GPT, KVCache
 
 
@@ -36,8 +37,7 @@ class SpeculativeStats:
 def check_speculative_args(target: GPT, draft: GPT, prompt_len: int, max_new_tokens: int, k: int):
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise ValueError(f"k ({k!r}) must be a positive integer (draft tokens per target pass)")
-    if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 0:
-        raise ValueError(f"max_new_tokens ({max_new_tokens!r}) must be a non-negative integer")
+    check_int("max_new_tokens", max_new_tokens, minimum=0)
     if draft.config.vocab_size != target.config.vocab_size:
         raise ValueError(f"draft vocab_size ({draft.config.vocab_size}) must equal the target's "
                          f"({target.config.vocab_size}): the two models must share one tokenizer")
@@ -96,8 +96,8 @@ def train_draft(target: GPT, dataset=None, n_layer: int = 1, n_embd: int = 64, n
                 iters: int = 1000, seed: int = 0, threads: int | None = 1) -> GPT:
     """A small LLaMA-recipe draft for target, trained by the book's own pipeline (train.train) on the same
     characters: same vocabulary and block_size as the target, a fraction of its parameters."""
-    from .config import ModelConfig
-    from .train import TrainConfig, train
+    from .config import ModelConfig, TrainConfig
+    from .train import train
 
     config = ModelConfig(vocab_size=target.config.vocab_size, block_size=target.config.block_size, n_layer=n_layer,
                          n_head=n_head, n_kv_head=n_kv_head, n_embd=n_embd, use_rmsnorm=True, use_swiglu=True,
