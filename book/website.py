@@ -40,7 +40,8 @@ STAGE = ROOT / "build" / "site-src"
 # What an edition's pages use besides their own .qmd files: (source in the repository, place in the copy).
 SHARED = [("book/quarto", "."), ("book/styles", "styles"), ("book/filters", "filters"), ("_extensions", "_extensions"),
           ("_variables.yml", "_variables.yml"), ("images", "images"), ("results/tables", "results/tables"),
-          ("results/weights", "results/weights"), ("src/llmparts", "src/llmparts")]
+          ("results/weights", "results/weights"), ("results/data.json", "results/data.json"),
+          ("src/llmparts", "src/llmparts")]
 NOTEBOOK_LINK = {"en": "This chapter as a Jupyter notebook", "zh": "本章的 Jupyter 筆記本"}
 CELL_FENCE = "```{pyodide}"
 # The element that book/styles/lang-switch-LANG.html puts on every page.

@@ -1,5 +1,7 @@
 """Chapter 04's experiments, as functions: a tokenizer, a share of the text, or a leak in, a plain record out.
 
+experiments/data.py schedules them for `llmparts reproduce` and formats what they measure.
+
 - Tokenizers: characters vs byte-level BPE at a few vocabulary sizes, trained at equal compute,
   compared in bits per character (the loss per token means different things for different tokenizers).
 - How much text: the LLaMA recipe on the first 1/16 ... all of the training split, for the same steps.
@@ -18,15 +20,14 @@ from functools import lru_cache
 
 import torch
 
+from . import recipes
 from .bpe import BPETokenizer, split_chunks
 from .data import TRAIN_FRACTION, CharTokenizer, Dataset, fixed_batches
 from .flops import flops_per_token
 from .model import ModelConfig
 from .train import VAL_SEED, TrainConfig, evaluate, train
 
-MODEL = dict(n_layer=4, n_head=4, n_embd=128, block_size=64, dropout=0.0, bias=False,
-             use_rmsnorm=True, use_swiglu=True, use_rope=True, n_kv_head=2)
-BATCH_SIZE, SEQ_LEN = 12, 64
+BATCH_SIZE, SEQ_LEN = 12, 64  # the book's training batches: 12 windows of 64 tokens
 
 
 def bits_per_char(loss_nats_per_token: float, n_tokens: int, n_chars: int) -> float:
@@ -71,7 +72,8 @@ CHARS = 65  # tinyshakespeare's characters: the vocabulary the other models are 
 
 
 def model_config(vocab_size: int) -> ModelConfig:
-    return ModelConfig(vocab_size=vocab_size, **MODEL)
+    """The LLaMA recipe of the book's experiments, with this vocabulary."""
+    return recipes.llama(vocab_size=vocab_size)
 
 
 def train_config(steps: int, seed: int, eval_batches: int, threads: int) -> TrainConfig:
@@ -378,237 +380,3 @@ def summarize(record: dict) -> dict:
                   "smallest_gain": (tokenizers["char"]["bits_per_char"][0] - max(bpe)) if bpe and "char" in tokenizers
                   else 0.0}
     return {"tokenizers": tokenizers, "comparison": comparison, "scale": scale, "leak": leak}
-
-
-# ---------------------------------------------------------------- tables, figure and variables, in both languages
-
-TEXT = {
-    "en": {
-        "tokenizer": "Tokenizer (vocabulary)", "char": "characters ({v})", "bpe": "BPE ({v})",
-        "steps": "Steps (same FLOPs)", "chars_per_token": "Characters per token",
-        "context": "64 tokens reach (characters)", "embedding": "Embedding parameters",
-        "val_loss": "Val loss per token", "bpc": "Bits per character",
-        "tokenizers_caption": "Characters against byte-level BPE at equal training compute: the LLaMA recipe, "
-                              "{seeds} seeds each (mean ± std), the same validation text; BPE trained on the "
-                              "training split only. Compare tokenizers by the last column",
-        "share": "Share of the training split", "chars": "Characters", "epochs": "Passes over it",
-        "train_loss": "Loss on its training text", "val": "Validation loss", "gap": "Gap (val − train)",
-        "scale_caption": "The LLaMA recipe on the first part of the training split, {steps} steps each, "
-                         "{seeds} seeds (mean ± std)",
-        "all": "all",
-        "check": "Check", "items": "Items", "distinct": "Distinct", "repeats": "Repeats of an earlier one",
-        "repeat_chars": "Share of the characters",
-        "lines": "non-empty lines, exact", "lines_normalized": "non-empty lines, normalised",
-        "long_lines": "lines of 30+ characters, exact", "long_lines_normalized": "lines of 30+ characters, normalised",
-        "passages": "speeches (blocks between blank lines), exact",
-        "near": "speeches of 5+ words, MinHash near duplicates (Jaccard ≥ 0.5)", "pairs": "{n} pairs",
-        "overlap": "validation speeches sharing a 13-word sequence with training", "of": "{hits} of {n}",
-        "hygiene_caption": "Duplicates in tinyshakespeare, found by hashing (llmparts.hygiene)",
-        "model": "Model", "leaked_half": "Loss on the leaked half", "held_out_half": "Loss on the held-out half",
-        "clean": "trained on the training split", "leaky": "trained on it plus the leaked half",
-        "difference": "difference (paired by seed)",
-        "leak_caption": "A leak, measured: the first half of the validation split copied once into training "
-                        "({chars} characters); {seeds} seeds, mean ± std",
-        "what": "Measured", "ours": "llmparts.bpe (Python)", "theirs": "tokenizers (Rust)",
-        "ratio": "Time, ours / theirs",
-        "train_time": "train {m} merges on the training split (s)", "encode_time": "encode the validation split (s)",
-        "uncached_time": "the same, ours without its cache of encoded chunks (s)",
-        "same_ids": "same token ids on the validation split", "same_merges": "same set of merges",
-        "yes": "yes", "no": "no",
-        "speed_caption": "Our BPE against Hugging Face tokenizers, best of {repeats} runs on this machine",
-        "fig_x": "share of the training split (log scale)", "fig_y": "loss (nats per character)",
-        "fig_train": "on its own training text", "fig_val": "on the validation text", "fig_passes": "{n} passes",
-    },
-    "zh": {
-        "tokenizer": "分詞器（詞彙表）", "char": "字元（{v}）", "bpe": "BPE（{v}）",
-        "steps": "步數（同樣的 FLOPs）", "chars_per_token": "每個 token 的字元數",
-        "context": "64 個 token 涵蓋的字元數", "embedding": "嵌入參數",
-        "val_loss": "每個 token 的驗證損失", "bpc": "每字元位元數",
-        "tokenizers_caption": "同樣的訓練運算量下，字元與位元組層級 BPE 的比較：LLaMA 配方，各 {seeds} 個種子"
-                              "（平均 ± 標準差），同一份驗證文字；BPE 只用訓練集學習。比較分詞器要看最後一欄",
-        "share": "用了訓練集的多少", "chars": "字元數", "epochs": "讀過幾遍", "train_loss": "在自己訓練文字上的損失",
-        "val": "驗證損失", "gap": "差距（驗證 − 訓練）",
-        "scale_caption": "LLaMA 配方只用訓練集的前一部分，各訓練 {steps} 步、{seeds} 個種子（平均 ± 標準差）",
-        "all": "全部",
-        "check": "檢查", "items": "項目數", "distinct": "不同的", "repeats": "重複前面出現過的",
-        "repeat_chars": "占字元的比例",
-        "lines": "非空行，完全相同", "lines_normalized": "非空行，正規化後相同",
-        "long_lines": "30 字元以上的行，完全相同", "long_lines_normalized": "30 字元以上的行，正規化後相同",
-        "passages": "台詞段落（空行之間的區塊），完全相同",
-        "near": "5 個單字以上的台詞段落，MinHash 近似重複（Jaccard ≥ 0.5）", "pairs": "{n} 對",
-        "overlap": "和訓練文字共用連續 13 個單字的驗證段落", "of": "{n} 段中 {hits} 段",
-        "hygiene_caption": "用雜湊找出 tinyshakespeare 裡的重複（llmparts.hygiene）",
-        "model": "模型", "leaked_half": "外洩那一半的損失", "held_out_half": "保留那一半的損失",
-        "clean": "只用訓練集訓練", "leaky": "訓練集加上外洩的那一半",
-        "difference": "差值（依種子配對）",
-        "leak_caption": "量一次外洩：驗證集前一半複製一份放進訓練資料（{chars} 個字元）；{seeds} 個種子，平均 ± 標準差",
-        "what": "量測項目", "ours": "llmparts.bpe（Python）", "theirs": "tokenizers（Rust）", "ratio": "時間：我們 / 它們",
-        "train_time": "在訓練集上學 {m} 個合併（秒）", "encode_time": "編碼整個驗證集（秒）",
-        "uncached_time": "同上，但我們的不用已編碼片段的快取（秒）",
-        "same_ids": "驗證集上的 token id 完全相同", "same_merges": "學到的合併集合相同",
-        "yes": "是", "no": "否",
-        "speed_caption": "我們的 BPE 與 Hugging Face tokenizers 的比較，這台機器上 {repeats} 次取最快",
-        "fig_x": "用了訓練集的多少（對數刻度）", "fig_y": "損失（每字元 nats）",
-        "fig_train": "在自己的訓練文字上", "fig_val": "在驗證文字上", "fig_passes": "讀 {n} 遍",
-    },
-}
-
-
-def fmt_loss(x: float) -> str:
-    return f"{x:.4f}"
-
-
-def fmt_pm(ms: tuple[float, float]) -> str:
-    return f"{ms[0]:.4f} ± {ms[1]:.4f}"
-
-
-def fmt_count(n: float) -> str:
-    return f"{n:,.0f}"
-
-
-def fmt_share(fraction: float, lang: str) -> str:
-    return TEXT[lang]["all"] if fraction == 1 else f"1/{round(1 / fraction)}"
-
-
-def pipe_table(header: list[str], rows: list[list[str]], caption: str, name: str) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
-    return "\n".join(lines) + f"\n\n: {caption} {{#tbl-{name}}}\n"
-
-
-def tokenizers_table(record: dict, lang: str) -> str:
-    t, s = TEXT[lang], summarize(record)["tokenizers"]
-    rows = [[t["char" if name == "char" else "bpe"].format(v=fmt_count(row["vocab_size"])),
-             fmt_count(row["steps"]), f"{row['chars_per_token']:.2f}", f"{row['context_chars']:.0f}",
-             fmt_count(row["embedding_params"]), fmt_pm(row["val_loss"]), f"**{fmt_pm(row['bits_per_char'])}**"]
-            for name, row in s.items()]
-    header = [t[k] for k in ("tokenizer", "steps", "chars_per_token", "context", "embedding", "val_loss", "bpc")]
-    return pipe_table(header, rows, t["tokenizers_caption"].format(seeds=len(record["config"]["seeds"])),
-                      "data-tokenizers")
-
-
-def scale_table(record: dict, lang: str) -> str:
-    t, s = TEXT[lang], summarize(record)["scale"]
-    rows = [[fmt_share(f, lang), fmt_count(row["train_chars"]), f"{row['epochs']:.1f}", fmt_pm(row["train_loss"]),
-             fmt_pm(row["val_loss"]), fmt_pm(row["gap"])] for row in s for f in [row["fraction"]]]
-    header = [t[k] for k in ("share", "chars", "epochs", "train_loss", "val", "gap")]
-    cfg = record["config"]
-    return pipe_table(header, rows, t["scale_caption"].format(steps=cfg["steps"], seeds=len(cfg["seeds"])),
-                      "data-scale")
-
-
-def hygiene_table(record: dict, lang: str) -> str:
-    t, h = TEXT[lang], record["hygiene"]
-    rows = [[t[key], fmt_count(h[key]["items"]), fmt_count(h[key]["distinct"]), fmt_count(h[key]["repeats"]),
-             f"{100 * h[key]['repeat_char_share']:.2f}%"]
-            for key in ("lines", "lines_normalized", "long_lines", "long_lines_normalized", "passages")]
-    near, overlap = h["near_duplicate_passages"], h["overlap"]
-    rows.append([t["near"], fmt_count(near["passages"]), "—", t["pairs"].format(n=near["pairs"]), "—"])
-    rows.append([t["overlap"], fmt_count(overlap["passages"]), "—",
-                 t["of"].format(hits=overlap["with_overlap"], n=overlap["passages"]), "—"])
-    header = [t[k] for k in ("check", "items", "distinct", "repeats", "repeat_chars")]
-    return pipe_table(header, rows, t["hygiene_caption"], "data-hygiene")
-
-
-def leak_table(record: dict, lang: str) -> str:
-    t, leak = TEXT[lang], summarize(record)["leak"]
-    rows = [[t["clean"], fmt_pm(leak["clean_leaked"]), fmt_pm(leak["clean_held_out"])],
-            [t["leaky"], fmt_pm(leak["leak_leaked"]), fmt_pm(leak["leak_held_out"])],
-            [t["difference"], fmt_pm((-leak["drop"][0], leak["drop"][1])), fmt_pm(leak["held_out_change"])]]
-    header = [t["model"], t["leaked_half"], t["held_out_half"]]
-    return pipe_table(header, rows, t["leak_caption"].format(chars=fmt_count(leak["leaked_chars"]),
-                                                            seeds=leak["seeds"]), "data-leak")
-
-
-def speed_table(record: dict, lang: str) -> str:
-    t, sp = TEXT[lang], record["speed"]
-    yes = lambda ok: t["yes"] if ok else t["no"]  # noqa: E731
-    rows = [[t["train_time"].format(m=sp["vocab_size"] - 256), f"{sp['ours_train_s']:.2f}", f"{sp['hf_train_s']:.3f}",
-             f"{sp['train_speedup']:.1f}×"],
-            [t["encode_time"], f"{sp['ours_encode_s']:.3f}", f"{sp['hf_encode_s']:.3f}", f"{sp['encode_speedup']:.1f}×"],
-            [t["uncached_time"], f"{sp['ours_uncached_encode_s']:.2f}", f"{sp['hf_encode_s']:.3f}",
-             f"{sp['uncached_speedup']:.1f}×"],
-            [t["same_ids"], yes(sp["same_ids"]), yes(sp["same_ids"]), "—"],
-            [t["same_merges"], yes(sp["same_merge_set"]), yes(sp["same_merge_set"]), "—"]]
-    header = [t["what"], t["ours"], t["theirs"], t["ratio"]]
-    return pipe_table(header, rows, t["speed_caption"].format(repeats=sp["repeats"]), "data-speed")
-
-
-TABLES = {"data_tokenizers": tokenizers_table, "data_scale": scale_table, "data_hygiene": hygiene_table,
-          "data_leak": leak_table, "data_speed": speed_table}
-
-
-def scale_figure(record: dict, lang: str, path, plt):
-    """Training and validation loss against the share of the text, seed bands; plt: a pyplot set up for lang."""
-    t, s = TEXT[lang], summarize(record)["scale"]
-    fractions = [row["fraction"] for row in s]
-    fig, ax = plt.subplots(figsize=(6.4, 4.0))
-    for key, label, color in (("train_loss", t["fig_train"], "#1f77b4"), ("val_loss", t["fig_val"], "#d62728")):
-        means = [row[key][0] for row in s]
-        stds = [row[key][1] for row in s]
-        ax.plot(fractions, means, "o-", color=color, label=label)
-        ax.fill_between(fractions, [m - d for m, d in zip(means, stds)], [m + d for m, d in zip(means, stds)],
-                        color=color, alpha=0.2)
-    ax.set_xscale("log", base=2)
-    ax.set_xticks(fractions, [fmt_share(row["fraction"], lang) + "\n" + t["fig_passes"].format(n=f"{row['epochs']:.1f}")
-                              for row in s])
-    ax.set_xlabel(t["fig_x"])
-    ax.set_ylabel(t["fig_y"])
-    ax.grid(alpha=0.3)
-    ax.legend()
-    fig.savefig(path, dpi=150, bbox_inches="tight", metadata={"Software": None})
-    plt.close(fig)
-
-
-def build_variables(record: dict) -> dict:
-    """The `data.*` keys of _variables.yml (chapter 04's prose)."""
-    s, cfg = summarize(record), record["config"]
-    c = s["comparison"]
-    comparison = {"noise": fmt_loss(c["noise"]), "bpe_spread": fmt_loss(c["bpe_spread"]),
-                  "smallest_gain": fmt_loss(c["smallest_gain"]),
-                  "gain_in_noise": f"{c['smallest_gain'] / c['noise']:.0f}" if c["noise"] else "—"}
-    tok = {name: {"vocab": fmt_count(row["vocab_size"]), "steps": fmt_count(row["steps"]),
-                  "chars_per_token": f"{row['chars_per_token']:.2f}", "context_chars": f"{row['context_chars']:.0f}",
-                  "embedding_params": fmt_count(row["embedding_params"]), "params": fmt_count(row["params"]),
-                  "val_loss": fmt_loss(row["val_loss"][0]), "bpc": fmt_loss(row["bits_per_char"][0]),
-                  "bpc_std": fmt_loss(row["bits_per_char"][1])}
-           for name, row in s["tokenizers"].items()}
-    scale = {("all" if f == 1 else f"f{round(1 / f)}"): {
-        "epochs": f"{row['epochs']:.1f}", "train_loss": fmt_loss(row["train_loss"][0]),
-        "val_loss": fmt_loss(row["val_loss"][0]), "gap": fmt_loss(row["gap"][0])}
-        for row in s["scale"] for f in [row["fraction"]]}
-    h, sp, leak = record["hygiene"], record["speed"], s["leak"]
-    return {"data": {
-        "steps": str(cfg["steps"]), "seeds": str(len(cfg["seeds"])), "batch_size": str(cfg["batch_size"]),
-        "seq_len": str(cfg["seq_len"]),
-        "tok": {**tok, **comparison}, "scale": scale,
-        "speed": {"vocab": fmt_count(sp["vocab_size"]), "merges": fmt_count(sp["vocab_size"] - 256),
-                  "repeats": str(sp["repeats"]), "val_chars": fmt_count(sp["val_chars"]),
-                  "val_tokens": fmt_count(sp["val_tokens"]), "ours_train_s": f"{sp['ours_train_s']:.2f}",
-                  "hf_train_s": f"{sp['hf_train_s']:.3f}", "train_speedup": f"{sp['train_speedup']:.1f}×",
-                  "ours_encode_s": f"{sp['ours_encode_s']:.3f}", "hf_encode_s": f"{sp['hf_encode_s']:.3f}",
-                  "encode_speedup": f"{sp['encode_speedup']:.1f}×",
-                  "ours_uncached_encode_s": f"{sp['ours_uncached_encode_s']:.2f}",
-                  "uncached_speedup": f"{sp['uncached_speedup']:.1f}×",
-                  "first_difference": "—" if sp["first_difference"] is None else str(sp["first_difference"]),
-                  "first_difference_count": "—" if sp["first_difference"] is None else
-                  fmt_count(sp["first_difference_count"])},
-        "hygiene": {"line_repeat_pct": f"{100 * h['lines']['repeat_share']:.1f}%",
-                    "line_repeat_char_pct": f"{100 * h['lines']['repeat_char_share']:.1f}%",
-                    "long_line_repeats": str(h["long_lines"]["repeats"]),
-                    "long_line_repeats_normalized": str(h["long_lines_normalized"]["repeats"]),
-                    "near_pairs": str(h["near_duplicate_passages"]["pairs"]),
-                    "passages": fmt_count(h["near_duplicate_passages"]["passages"]),
-                    "overlap_hits": str(h["overlap"]["with_overlap"]),
-                    "overlap_passages": fmt_count(h["overlap"]["passages"])},
-        "tokenizer_leak": {"vocab": fmt_count(record["tokenizer_leak"]["vocab_size"]),
-                           "clean_chars_per_token": f"{record['tokenizer_leak']['clean_chars_per_token']:.3f}",
-                           "leaky_chars_per_token": f"{record['tokenizer_leak']['leaky_chars_per_token']:.3f}",
-                           "fewer_tokens_pct": f"{100 * (1 - record['tokenizer_leak']['leaky_tokens'] / record['tokenizer_leak']['clean_tokens']):.1f}%"},
-        "leak": {"leaked_chars": fmt_count(leak["leaked_chars"]), "clean_leaked": fmt_loss(leak["clean_leaked"][0]),
-                 "leak_leaked": fmt_loss(leak["leak_leaked"][0]), "drop": fmt_loss(leak["drop"][0]),
-                 "drop_std": fmt_loss(leak["drop"][1]), "clean_held_out": fmt_loss(leak["clean_held_out"][0]),
-                 "leak_held_out": fmt_loss(leak["leak_held_out"][0]),
-                 "held_out_change": fmt_loss(-leak["held_out_change"][0]),
-                 "held_out_change_std": fmt_loss(leak["held_out_change"][1])},
-    }}
