@@ -12,7 +12,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 LANGS = ("zh", "en")
-# The book's chapters in reading order (04 is planned: its page keeps the roadmap's numbering).
+# The book's chapters in reading order.
 CHAPTERS = ("index", "01-minimal-gpt", "02-modern-parts", "03-llama2", "04-data", "05-evaluation")
 APPENDICES = ("appendix-rope-math",)
 ALL_PAGES = CHAPTERS + APPENDICES
@@ -223,8 +223,9 @@ ROADMAP_NODES = {
            "F": "06 服務", "G": "07 治理", "H": "08 漂移", "I": "09 對齊"},
 }
 ROADMAP_EDGE_LABEL = {"en": "post-training", "zh": "後訓練"}
-ROADMAP_HERE = {"01-minimal-gpt": "A", "02-modern-parts": "B", "03-llama2": "C", "05-evaluation": "E"}
-ROADMAP_PLANNED = "D,F,G,H,I"
+ROADMAP_HERE = {"01-minimal-gpt": "A", "02-modern-parts": "B", "03-llama2": "C", "04-data": "D",
+                "05-evaluation": "E"}
+ROADMAP_PLANNED = "F,G,H,I"
 ROADMAP_CLASSDEFS = (
     "classDef here fill:#c0392b,color:#fff,stroke:#7b241c,stroke-width:2px;",
     "classDef planned fill:#f2f2f2,color:#888,stroke:#aaa,stroke-dasharray:4 3;",
