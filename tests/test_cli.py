@@ -133,12 +133,12 @@ def test_train_subcommand_is_python_m_llmparts_train(monkeypatch):
 
 def test_no_command_prints_usage_and_exits_2(capsys):
     assert cli.main([]) == 2
-    assert capsys.readouterr().err.startswith("usage: llmparts {train,sample,reproduce,bench}")
+    assert capsys.readouterr().err.startswith("usage: llmparts {train,sample,reproduce,bench,serve}")
 
 
 def test_unknown_command_exits_2(capsys):
-    assert cli.main(["serve"]) == 2
-    assert "unknown command 'serve'" in one_line_error(capsys)
+    assert cli.main(["fly"]) == 2
+    assert "unknown command 'fly'" in one_line_error(capsys)
 
 
 def test_bench_compares_against_the_eager_reference_and_writes_json(tmp_path, capsys):

@@ -299,11 +299,21 @@ def test_request_lengths_are_repeatable_and_mostly_short():
 
 @pytest.mark.parametrize("args, message", [
     (["--weights", "no/such.npz"], "error: weights (no/such.npz) is not a file: pass --weights PATH.npz or --run runs/NAME"),
-    (["--slots", "0"], "error: --slots (0) must be >= 1"),
+    (["--slots", "0"], "error: --slots (0) must be a positive integer"),
 ])
 def test_serve_usage_errors_exit_2_with_one_line(args, message):
-    out = subprocess.run([sys.executable, "-m", "llmparts.serve", *args], capture_output=True, text=True, timeout=120)
-    assert out.returncode == 2 and message in out.stderr.strip().splitlines()[-1]
+    out = subprocess.run([sys.executable, "-m", "llmparts.cli", "serve", *args], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 2 and out.stderr.strip() == f"llmparts serve: {message}"
+
+
+def test_llmparts_bench_serve_is_the_load_test_and_checks_its_counts(capsys):
+    from llmparts import cli
+
+    with pytest.raises(SystemExit) as e:
+        cli.main(["bench", "--serve", "--requests", "0"])
+    assert e.value.code == 2
+    assert capsys.readouterr().err.strip() == "llmparts bench --serve: error: --requests (0) must be a positive integer"
 
 
 def test_the_engine_refuses_a_request_longer_than_a_cache_slot(book_model):

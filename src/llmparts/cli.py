@@ -1,4 +1,4 @@
-"""The `llmparts` command: train, sample, reproduce, bench. `python -m llmparts.train` is `llmparts train`.
+"""The `llmparts` command: train, sample, reproduce, bench, serve. `python -m llmparts.train` is `llmparts train`.
 
 Usage errors print one line, `PROG: error: ...`, and exit 2; a traceback means a bug.
 """
@@ -22,12 +22,14 @@ from .model import GPT
 from .tokenizer import CharTokenizer
 from .train import train
 
-USAGE = """usage: llmparts {train,sample,reproduce,bench} [options]
+USAGE = """usage: llmparts {train,sample,reproduce,bench,serve} [options]
 
   train      train one model (python -m llmparts.train; --help for its flags)
   sample     print text from a trained run: --run runs/NAME --prompt "ROMEO:"
   reproduce  run the experiments behind the book's tables and figures
-  bench      training and generation speed, side by side with a plain eager reference
+  bench      training and generation speed, side by side with a plain eager reference;
+             --serve: a load test of the server, continuous vs static batching
+  serve      the model behind an OpenAI-compatible HTTP API (pip install -e ".[serve]")
 """
 
 
@@ -145,10 +147,16 @@ def main(argv=None) -> int:
     if command == "reproduce":
         from .reproduce import main as reproduce_main
         return reproduce_main(rest)
+    if command == "bench" and "--serve" in rest:
+        from .serve import bench_main as serve_bench_main
+        return serve_bench_main([a for a in rest if a != "--serve"])
     if command == "bench":
         from .bench import main as bench_main
         return bench_main(rest)
-    print(f"llmparts: error: unknown command {command!r}; choose train, sample, reproduce or bench",
+    if command == "serve":
+        from .serve import main as serve_main
+        return serve_main(rest)
+    print(f"llmparts: error: unknown command {command!r}; choose train, sample, reproduce, bench or serve",
           file=sys.stderr)
     return 2
 

@@ -20,7 +20,6 @@ stream, seed), GET /health. Bad input gets a 400 whose message names the value a
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import itertools
 import json
@@ -43,6 +42,7 @@ except ImportError:  # the engine and the request checks still work; create_app 
     FastAPI = None
 
 from .batching import SlotKVCache, forward_batch
+from .checks import ArgumentParser, check_cli_ints
 from .model import GPT
 from .sampling import check_sampling_args, sample_next
 
@@ -449,7 +449,7 @@ def bench_serving(n_requests: int = 96, n_clients: int = 16, slots: int = 8, wei
 
 
 def bench_main(argv=None, prog: str = "llmparts bench --serve") -> int:
-    p = argparse.ArgumentParser(prog=prog, description="Load-test the server: continuous vs static batching.")
+    p = ArgumentParser(prog=prog, description="Load-test the server: continuous vs static batching.")
     p.add_argument("--requests", type=int, default=96)
     p.add_argument("--clients", type=int, default=16)
     p.add_argument("--slots", type=int, default=8)
@@ -457,9 +457,7 @@ def bench_main(argv=None, prog: str = "llmparts bench --serve") -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", type=Path, default=None, help="write the results as JSON here")
     args = p.parse_args(argv)
-    for name in ("requests", "clients", "slots"):
-        if getattr(args, name) < 1:
-            p.error(f"--{name} ({getattr(args, name)}) must be >= 1")
+    check_cli_ints(p, args, ("requests", "clients", "slots"))
     result = bench_serving(args.requests, args.clients, args.slots, args.weights, args.seed)
     print(f"{args.requests} streamed greedy requests, {args.clients} concurrent clients, {args.slots} slots; "
           f"max_tokens mostly 4-12, one in five 40-50")
@@ -498,8 +496,8 @@ def load_model(weights: Path | None = None, run: Path | None = None) -> tuple[GP
     return model, chars
 
 
-def build_parser(prog: str = "llmparts serve") -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=prog, description="Serve a char model over an OpenAI-compatible HTTP API.")
+def build_parser(prog: str = "llmparts serve") -> ArgumentParser:
+    p = ArgumentParser(prog=prog, description="Serve a char model over an OpenAI-compatible HTTP API.")
     p.add_argument("--weights", type=Path, default=None, help=f"an .npz from export.to_npz (default {DEFAULT_WEIGHTS})")
     p.add_argument("--run", type=Path, default=None, help="a run directory holding ckpt.pt, instead of --weights")
     p.add_argument("--host", default="127.0.0.1")
@@ -515,9 +513,7 @@ def build_parser(prog: str = "llmparts serve") -> argparse.ArgumentParser:
 def main(argv=None, prog: str = "llmparts serve") -> int:
     p = build_parser(prog)
     args = p.parse_args(argv)
-    for name in ("port", "slots", "threads"):
-        if getattr(args, name) < 1:
-            p.error(f"--{name} ({getattr(args, name)}) must be >= 1")
+    check_cli_ints(p, args, ("port", "slots", "threads"))
     if args.step_delay < 0:
         p.error(f"--step_delay ({args.step_delay}) must be >= 0")
     try:
