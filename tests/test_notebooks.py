@@ -109,3 +109,11 @@ def test_optional_pytorch_cell_is_off_by_default_and_trains_the_real_model_when_
 
 def test_both_editions_have_the_same_optional_pytorch_cells():
     assert [page for lang, page in OPTIONAL if lang == "zh"] == [page for lang, page in OPTIONAL if lang == "en"]
+
+
+def test_use_book_files_gives_a_notebook_every_data_file_the_page_gets():
+    """The page's worker places `pyodide.files` in Python's folder; a notebook gets the same data files."""
+    import booklib as B
+
+    page_files = {f["dest"]: f["src"] for f in B.project()["pyodide"]["files"] if not f["src"].startswith("src/")}
+    assert {name: path for name, (path, _) in llmparts.notebook.BOOK_FILES.items()} == page_files

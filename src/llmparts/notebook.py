@@ -19,7 +19,7 @@ BOOK_FILES = {WEIGHTS: ("results/weights/char_llama.npz", "the book's trained ch
 REPOSITORY = Path(__file__).resolve().parents[2]  # src/llmparts/notebook.py -> the checkout, when there is one
 
 
-def weights_candidates(folder: Path, name: str = WEIGHTS) -> list[Path]:
+def book_file_candidates(folder: Path, name: str = WEIGHTS) -> list[Path]:
     path = BOOK_FILES[name][0]
     return [folder / path,       # a notebook inside a copy of the published site
             REPOSITORY / path]   # an editable install from a clone
@@ -33,12 +33,12 @@ def use_book_files(folder: str | os.PathLike = ".") -> Path:
         target = folder / name
         if target.exists():
             continue
-        source = next((p for p in weights_candidates(folder, name) if p.is_file()), None)
+        source = next((p for p in book_file_candidates(folder, name) if p.is_file()), None)
         if source is None:
             path, what = BOOK_FILES[name]
             raise FileNotFoundError(
                 f"{name} ({what}) is not in {folder.resolve()} nor in "
-                f"{', '.join(str(p.parent) for p in weights_candidates(folder, name))}: run the notebook from a "
+                f"{', '.join(str(p.parent) for p in book_file_candidates(folder, name))}: run the notebook from a "
                 f"clone of the repository (pip install -e .) or put {path} beside it")
         shutil.copyfile(source, target)
     dataset = REPOSITORY / "data" / "tinyshakespeare" / "input.txt"
