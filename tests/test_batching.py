@@ -8,23 +8,11 @@ from llmparts import batching as tb
 from llmparts import model as tm
 from llmparts import numpy_model as nm
 from llmparts import numpy_serving as ns
+from twins import small_kwargs, twins
 
 torch.set_num_threads(1)
 
 PROMPTS = [[3], [1, 7, 3, 12, 5], [9, 9, 2, 0, 4, 11, 6, 8, 1], [2, 14, 20]]
-
-
-def small_kwargs(**overrides) -> dict:
-    base = dict(vocab_size=23, block_size=48, n_layer=2, n_head=4, n_embd=16)
-    base.update(overrides)
-    return base
-
-
-def twins(ordinary_scale, **overrides):
-    torch_model = ordinary_scale(tm.GPT(tm.ModelConfig(**small_kwargs(**overrides))))
-    numpy_model = nm.NumpyGPT(nm.ModelConfig(**small_kwargs(**overrides)))
-    numpy_model.load_state_dict({k: v.numpy() for k, v in torch_model.state_dict().items()})
-    return torch_model, numpy_model
 
 
 def alone(model, prompt, new_tokens):
@@ -81,7 +69,7 @@ def test_numpy_forward_batch_logits_equal_torch_within_1e_5(ordinary_scale):
 
 
 def test_batched_generation_refuses_to_run_past_block_size_and_names_the_numbers(ordinary_scale):
-    model, numpy_model = twins(ordinary_scale)
+    model, numpy_model = twins(ordinary_scale, block_size=48)
     message = "longest prompt (9) + max_new_tokens (40) = 49 exceeds block_size (48), the KV cache's capacity"
     for generate, m in ((tb.generate_batch, model), (ns.generate_batch, numpy_model)):
         with pytest.raises(ValueError) as e:
@@ -117,7 +105,7 @@ def test_numpy_stream_yields_the_tokens_of_batched_generation_one_at_a_time(ordi
 
 
 def test_the_benchmarks_report_one_row_per_setting_and_refuse_a_context_past_block_size(ordinary_scale):
-    model, _ = twins(ordinary_scale, use_rope=True)
+    model, _ = twins(ordinary_scale, use_rope=True, block_size=48)
     rows = tb.step_time_vs_context(model, [4, 48], repeats=1)
     assert [r["context"] for r in rows] == [4, 48] and all(r["cached_ms"] > 0 for r in rows)
     assert [r["batch"] for r in tb.throughput_vs_batch_size(model, (1, 3), new_tokens=4, repeats=1)] == [1, 3]

@@ -13,22 +13,9 @@ from hypothesis import strategies as st
 from llmparts import model as tm
 from llmparts.checks import check_generate_args
 from llmparts import numpy_model as nm
+from twins import small_kwargs, twins
 
 torch.set_num_threads(1)
-
-
-def small_kwargs(**overrides) -> dict:
-    base = dict(vocab_size=23, block_size=128, n_layer=2, n_head=4, n_embd=16)
-    base.update(overrides)
-    return base
-
-
-def twins(ordinary_scale, **overrides):
-    """A torch model with weights of ordinary scale and a NumPy model holding the same weights."""
-    torch_model = ordinary_scale(tm.GPT(tm.ModelConfig(**small_kwargs(**overrides))))
-    numpy_model = nm.NumpyGPT(nm.ModelConfig(**small_kwargs(**overrides)))
-    numpy_model.load_state_dict({k: v.numpy() for k, v in torch_model.state_dict().items()})
-    return torch_model, numpy_model
 
 
 def torch_logits(model, idx):
