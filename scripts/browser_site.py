@@ -65,6 +65,11 @@ def lay_out(root: Path) -> str:
     (root / "pyodide").symlink_to(ensure_pyodide_assets())
     (root / "pyodide-cells").symlink_to(EXTENSION)
     (root / "src").symlink_to(ROOT / "src")
+    results = root / "results"
+    results.mkdir()
+    for item in (ROOT / "results").iterdir():  # every result a page may fetch (data.json, …); weights below
+        if item.name != "weights":
+            (results / item.name).symlink_to(item)
     weights = root / "results" / "weights" / "char_llama.npz"
     weights.parent.mkdir(parents=True)
     if TRAINED_WEIGHTS.exists():

@@ -74,11 +74,11 @@ def test_render_log_of_each_edition_has_no_warning_and_every_chapter_lands_at_la
         for page in PAGES:
             assert (SITE / lang / f"{page}.html").exists()
         edition = SITE / lang
-        copied = sorted(p.relative_to(edition).as_posix() for p in edition.rglob("*")
-                        if p.is_file() and p.suffix in (".py", ".npz", ".png"))
+        copied = sorted(p.relative_to(edition).as_posix() for folder in ("src", "results")
+                        for p in (edition / folder).rglob("*") if p.is_file())
         # Each resource once, where the pages ask for it: no _site/ inside _site/, no stray sources.
         assert not list(edition.rglob("_site")), f"{lang}: a rendered site inside the rendered site"
-        assert [c for c in copied if not c.startswith("images/")] == sorted(B.project()["project"]["resources"])
+        assert copied == sorted(B.project()["project"]["resources"])
 
 
 @pytest.mark.parametrize("lang", LANGS)
@@ -109,7 +109,7 @@ def test_a_line_break_inside_chinese_prose_renders_as_no_space(rendered_site):
     """`各組種子間標準差的\n合併值` must read 各組種子間標準差的合併值, not 各組種子間標準差的 合併值."""
     joins = 0
     for page in PAGES:
-        source = (ROOT / "book" / "zh" / f"{page}.qmd").read_text(encoding="utf-8")
+        source = B.prose((ROOT / "book" / "zh" / f"{page}.qmd").read_text(encoding="utf-8"))  # code keeps its lines
         rendered = (SITE / "zh" / f"{page}.html").read_text(encoding="utf-8")
         for before, after in re.findall(rf"(?m)([{WIDE}]{{3}})\n([{WIDE}]{{3}})", source):
             assert before + after in rendered, f"zh/{page}: '{before} {after}' is split where the source breaks a line"
