@@ -247,3 +247,16 @@ def roadmap_text(lang, here):
 
 def is_roadmap(body):
     return bool(re.search(r'A\["01 GPT"\]', body))
+
+
+def run_cells_until(lang, page, marker):
+    """Run the page's non-exercise cells in order, in CPython, up to the first one containing marker; return
+    their namespace (for tests that hold a cell's result against what the prose says of it)."""
+    namespace = {"__name__": "__main__"}
+    for opts, code in pyodide_cells(read_page(lang, page)):
+        if "exercise" in opts:
+            continue
+        exec(compile(code, f"book/{lang}/{page}.qmd", "exec"), namespace)
+        if marker in code:
+            return namespace
+    raise AssertionError(f"no cell of book/{lang}/{page}.qmd contains {marker!r}")

@@ -50,21 +50,9 @@ def test_learned_rows_beyond_the_training_length_stay_at_their_initial_direction
         assert rows["seen_cosine"] < 0.9  # the trained rows moved
 
 
-def run_cells_until(lang, page, marker):
-    """Run the page's non-exercise cells in order up to the first one containing marker; its namespace."""
-    namespace = {"__name__": "__main__"}
-    for opts, code in B.pyodide_cells(B.read_page(lang, page)):
-        if "exercise" in opts:
-            continue
-        exec(compile(code, f"book/{lang}/{page}.qmd", "exec"), namespace)
-        if marker in code:
-            return namespace
-    raise AssertionError(f"no cell of book/{lang}/{page}.qmd contains {marker!r}")
-
-
 @pytest.mark.parametrize("lang", B.LANGS)
 def test_gate_cell_shows_channels_both_nearly_closed_and_open(lang, capsys):
-    ns = run_cells_until(lang, "02-modern-parts", "gates = {")
+    ns = B.run_cells_until(lang, "02-modern-parts", "gates = {")
     for gate in ns["gates"].values():
         assert (np.abs(gate) < 0.3).sum() >= 3, "the cell promises nearly closed channels (SiLU of a negative input)"
         assert (gate > 1).sum() >= 3, "the cell promises open channels"
@@ -95,7 +83,7 @@ def test_at_batch_1_the_weights_outweigh_the_cache_and_the_crossover_is_beyond_t
 
 @pytest.mark.parametrize("lang", B.LANGS)
 def test_tiled_attention_cell_agrees_to_rounding_but_not_bit_for_bit(lang):
-    ns = run_cells_until(lang, "03-llama2", "def tiled(")
+    ns = B.run_cells_until(lang, "03-llama2", "def tiled(")
     a, b = ns["a"], ns["b"]
     assert a.dtype == b.dtype == np.float32
     assert np.allclose(a, b, rtol=1e-5, atol=1e-6) and not np.array_equal(a, b)

@@ -99,21 +99,9 @@ def test_model_is_the_books_llama_recipe():
 import booklib as B  # noqa: E402
 
 
-def run_cells_until(lang, marker):
-    """Run chapter 04's non-exercise cells in order up to the first one containing marker; its namespace."""
-    namespace = {"__name__": "__main__"}
-    for opts, code in B.pyodide_cells(B.read_page(lang, "04-data")):
-        if "exercise" in opts:
-            continue
-        exec(compile(code, f"book/{lang}/04-data.qmd", "exec"), namespace)
-        if marker in code:
-            return namespace
-    raise AssertionError(f"no cell of book/{lang}/04-data.qmd contains {marker!r}")
-
-
 @pytest.mark.parametrize("lang", B.LANGS)
 def test_merge_cell_learns_the_pieces_the_prose_names_with_falling_counts(lang):
-    ns = run_cells_until(lang, "paragraph = ")
+    ns = B.run_cells_until(lang, "04-data", "paragraph = ")
     tok = ns["tok"]
     learned = [tok.vocab[i] for i in range(256, tok.vocab_size)]
     assert learned[:4] == [b" t", b"he", b" a", b"nd"]
@@ -124,7 +112,7 @@ def test_merge_cell_learns_the_pieces_the_prose_names_with_falling_counts(lang):
 
 @pytest.mark.parametrize("lang", B.LANGS)
 def test_chinese_cell_costs_three_bytes_per_character_until_bpe_learns_chinese(lang):
-    ns = run_cells_until(lang, "zh_tok = ")
+    ns = B.run_cells_until(lang, "04-data", "zh_tok = ")
     chinese, tok, zh_tok = ns["chinese"], ns["tok"], ns["zh_tok"]
     assert len(tok.encode(chinese)) == len(chinese.encode("utf-8")) == 3 * len(chinese)
     assert len(zh_tok.encode(chinese)) < len(chinese)  # "fewer tokens than it has characters"
