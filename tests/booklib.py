@@ -225,7 +225,8 @@ ROADMAP_NODES = {
 ROADMAP_EDGE_LABEL = {"en": "post-training", "zh": "後訓練"}
 ROADMAP_HERE = {"01-minimal-gpt": "A", "02-modern-parts": "B", "03-llama2": "C", "04-data": "D",
                 "05-evaluation": "E"}
-ROADMAP_PLANNED = "F,G,H,I"
+# Nodes whose chapter is not written yet keep the dashed grey `planned` class.
+ROADMAP_PLANNED = ",".join(k for k in "ABCDEFGHI" if k not in ROADMAP_HERE.values())
 ROADMAP_CLASSDEFS = (
     "classDef here fill:#c0392b,color:#fff,stroke:#7b241c,stroke-width:2px;",
     "classDef planned fill:#f2f2f2,color:#888,stroke:#aaa,stroke-dasharray:4 3;",
@@ -241,7 +242,8 @@ def roadmap_text(lang, here):
              *(f"  {c}" for c in ROADMAP_CLASSDEFS)]
     if here:
         lines.append(f"  class {here} here")
-    lines.append(f"  class {ROADMAP_PLANNED} planned")
+    if ROADMAP_PLANNED:
+        lines.append(f"  class {ROADMAP_PLANNED} planned")
     return "\n".join(lines)
 
 
