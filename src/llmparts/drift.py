@@ -86,12 +86,12 @@ def alarms(old, new, calibration, thresholds, n_streams: int, n_batches: int, st
 def delay_and_false_alarms(null_alarms: np.ndarray, drift_alarms: np.ndarray, start: int) -> dict:
     """For one threshold: the share of no-drift streams that alarm at all (false alarms), and on drifting
     streams the share that alarm before the drift starts, the share never detected, and the delay (batches
-    from the start of the drift to the alarm) of those detected in time."""
+    from the start of the drift to the alarm) of those detected in time (None when none was)."""
     null_alarms, drift_alarms = np.asarray(null_alarms), np.asarray(drift_alarms)
     early = drift_alarms[(drift_alarms >= 0) & (drift_alarms < start)]
     delays = drift_alarms[drift_alarms >= start] - start
     return {"false_alarm": float(np.mean(null_alarms >= 0)),
             "early": len(early) / len(drift_alarms),
             "missed": float(np.mean(drift_alarms < 0)),
-            "delay_mean": float(delays.mean()) if len(delays) else float("nan"),
+            "delay_mean": float(delays.mean()) if len(delays) else None,
             "delay_std": float(delays.std(ddof=1)) if len(delays) > 1 else 0.0}

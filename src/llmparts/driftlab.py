@@ -10,7 +10,8 @@ little of the new one.
   of Chinese, a few percent of modern English (digits, brackets, quotes).
 - Scoring: the mean cross-entropy of each 64-character window (`window_losses`); llmparts.drift builds
   streams and runs the detector from those pools.
-- Adaptation: `finetune` continues training the model on modern English, scoring both domains as it goes.
+- Adaptation: `finetune` continues training the model on modern English, scoring both domains as it goes,
+  with or without replaying some Shakespeare in every batch.
 
 The pure-NumPy detector lives in llmparts.drift; experiments/drift.py schedules and reports this.
 """
@@ -33,7 +34,7 @@ from .atomic import write_text
 from .bpe import BPETokenizer
 from .checks import ArgumentParser
 from .config import ModelConfig
-from .data import DataError
+from .data import DataError, get_batch
 from .model import GPT
 from .train import evaluate
 
@@ -212,21 +213,28 @@ def load_model(model_config: ModelConfig, state_dict: dict) -> GPT:
 # ---------------------------------------------------------------- adaptation
 
 def finetune(model: GPT, train_ids: torch.Tensor, eval_sets: dict, steps: int, eval_every: int, lr: float,
-             batch_size: int, seq_len: int, seed: int) -> list[dict]:
+             batch_size: int, seq_len: int, seed: int, replay_ids: torch.Tensor | None = None,
+             replay_rows: int = 0) -> list[dict]:
     """Continue training model on train_ids with AdamW at a constant lr (gradients clipped at 1), scoring it on
     every eval set (name -> fixed (x, y) batches) before the first step and every eval_every steps.
 
-    Returns one dict per evaluation: {"step": s, name: loss, ...}. The model is changed in place.
+    With replay_ids, replay_rows of each batch's batch_size windows come from that (old) text instead:
+    rehearsal, the simplest defence against forgetting. Returns one dict per evaluation,
+    {"step": s, name: loss, ...}; the model is changed in place.
     """
-    from .data import get_batch
-
+    if not 0 <= replay_rows < batch_size or (replay_rows > 0) != (replay_ids is not None):
+        raise ValueError(f"replay_rows ({replay_rows!r}) must be in [1, batch_size ({batch_size})) with replay_ids, "
+                         f"and 0 without")
     torch.manual_seed(seed)
     generator = torch.Generator().manual_seed(seed)
     optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
     curve = [{"step": 0, **{name: evaluate(model, batches) for name, batches in eval_sets.items()}}]
     model.train()
     for step in range(1, steps + 1):
-        x, y = get_batch(train_ids, batch_size, seq_len, generator)
+        x, y = get_batch(train_ids, batch_size - replay_rows, seq_len, generator)
+        if replay_rows:
+            old_x, old_y = get_batch(replay_ids, replay_rows, seq_len, generator)
+            x, y = torch.cat([x, old_x]), torch.cat([y, old_y])
         _, loss = model(x, y)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
