@@ -162,7 +162,7 @@ EN = {
                            "and the trained LLaMA char model's mean loss per {window}-character window (nats per "
                            "character, characters outside the vocabulary dropped)",
         "detector_header": ["Threshold h", "False alarms (no drift)", "Same, fresh streams", "Alarm before the drift",
-                            "Never detected", "Delay (batches, mean ± std)"],
+                            "Never detected", "Delay after the start (batches, mean ± std)"],
         "detector_caption": "CUSUM on the per-batch loss, {streams} streams per row: {n} batches of {b} windows, "
                             "modern English rising from batch {start} to all of the batch over {ramp} batches; "
                             "false alarms are the share of streams that never drift yet alarm",
@@ -323,7 +323,7 @@ ZH = {
                            "要花多少 token，以及訓練好的 LLaMA 字元模型在每個 {window} 字元視窗上的平均損失"
                            "（每字元 nats，詞彙表以外的字元先刪除）",
         "detector_header": ["門檻 h", "誤報（沒有漂移）", "同上，另一批串流", "漂移開始前就警報", "始終沒偵測到",
-                            "延遲（批次，平均 ± 標準差）"],
+                            "漂移開始後的延遲（批次，平均 ± 標準差）"],
         "detector_caption": "以 CUSUM 監看每批次損失，每列 {streams} 條串流：{n} 個批次、每批 {b} 個視窗，現代英文從第 {start} "
                             "批開始、在 {ramp} 個批次內升到整批；誤報是從不漂移卻發出警報的串流占比",
         "adapt_header": ["微調步數", "現代英文", "莎士比亞", "現代英文（重播）", "莎士比亞（重播）"],

@@ -3,12 +3,13 @@ the chapter says about the committed results/drift.json."""
 
 import json
 import math
+import shutil
 
 import pytest
 import torch
 
 import booklib as B
-from llmparts import drift, driftlab, recipes
+from llmparts import drift, driftlab, notebook, recipes
 from llmparts.experiments import REGISTRY
 from llmparts.experiments import drift as experiment
 from llmparts.experiments.base import Result
@@ -129,3 +130,48 @@ def test_the_pools_the_page_uses_rebuild_the_recorded_reference():
     result = committed()
     mean, std = drift.reference(result["pools"]["calibration"], result["config"]["batch_size"])
     assert (mean, std) == (result["reference"]["mean"], result["reference"]["std"])
+
+
+def test_a_tenth_of_modern_english_moves_a_batch_by_about_half_its_spread():
+    d, ref = committed()["domains"], committed()["reference"]
+    shift = 0.1 * (d["en"]["window_loss"] - d["shakespeare"]["window_loss"]) / ref["std"]
+    assert 0.35 < shift < 0.75  # "about half of one batch's spread": no single batch can show it
+
+
+def test_a_threshold_of_4_alarms_on_almost_every_stream_that_never_drifts():
+    (row,) = [row for row in committed()["detector"] if row["h"] == 4]
+    assert row["false_alarm"] > 0.9
+
+
+@pytest.fixture
+def book_files(tmp_path, monkeypatch):
+    """The page's working folder: the files _quarto.yml hands Pyodide, from the committed results."""
+    for name, (path, _) in notebook.BOOK_FILES.items():
+        shutil.copy(B.ROOT / path, tmp_path / name)
+    monkeypatch.chdir(tmp_path)
+
+
+@pytest.mark.parametrize("lang", B.LANGS)
+def test_tokenizer_cell_shows_every_character_of_the_sentence_unknown_and_three_bytes_each(lang, book_files, capsys):
+    ns = B.run_cells_until(lang, "08-drift", "byte_level = BPETokenizer()")
+    assert len(ns["unknown"]) == len(ns["sentence"])  # Chinese punctuation included
+    assert len(ns["byte_level"].encode(ns["sentence"])) == 3 * len(ns["sentence"])
+    assert "65" in capsys.readouterr().out  # the error names the vocabulary's size
+
+
+@pytest.mark.parametrize("lang", B.LANGS)
+def test_detector_cell_alarms_after_the_drift_starts_and_before_the_ramp_ends(lang, book_files):
+    ns = B.run_cells_until(lang, "08-drift", "drift.first_alarm(s, h)")
+    assert ns["h"] == committed()["operating"]["h"]
+    assert ns["start"] <= ns["alarm"] < ns["start"] + ns["ramp"]
+    assert ns["s"][: ns["start"]].max() < ns["h"]  # quiet before the drift, at this seed
+
+
+def test_most_of_the_gain_comes_early_while_the_forgetting_keeps_growing():
+    by_step = committed()["summary"]["0"]["by_step"]
+    modern = [row["modern"][0] for row in by_step]
+    shakespeare = [row["shakespeare"][0] for row in by_step]
+    assert modern[0] - modern[2] > 0.6 * (modern[0] - modern[-1])  # "the first few dozen steps"
+    assert shakespeare == sorted(shakespeare)  # rises at every evaluation
+    late = len(by_step) // 2
+    assert shakespeare[-1] - shakespeare[late] > 3 * abs(modern[-1] - modern[late])  # "a lot ... for a little"

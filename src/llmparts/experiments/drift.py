@@ -287,7 +287,6 @@ def report_variables(result: Result) -> dict:
         "adapt": {"chars": count(f["chars"]), "steps": str(f["steps"]), "lr": f"{f['lr']:g}",
                   "seeds": str(len(f["seeds"])), "batch_size": str(f["batch_size"]),
                   "replay_rows": str(f["replay_rows"][1]),
-                  "passes": f"{f['steps'] * f['batch_size'] * cfg['window'] / f['chars']:.0f}",
                   **{("plain" if rows == 0 else "replay"): report_adapt_variables(s[str(rows)])
                      for rows in f["replay_rows"]}},
     }
@@ -299,9 +298,7 @@ def report_adapt_variables(s: dict) -> dict:
     return {"modern_before": loss(first["modern"][0]), "modern_after": loss(last["modern"][0]),
             "shakespeare_before": loss(first["shakespeare"][0]), "shakespeare_after": loss(last["shakespeare"][0]),
             "gain": loss(s["gain"][0]), "gain_std": loss(s["gain"][1]),
-            "forgetting": loss(s["forgetting"][0]), "forgetting_std": loss(s["forgetting"][1]),
-            "best_step": str(s["best_step"]), "best_gain": loss(s["best_gain"][0]),
-            "best_forgetting": loss(s["best_forgetting"][0])}
+            "forgetting": loss(s["forgetting"][0]), "forgetting_std": loss(s["forgetting"][1])}
 
 
 EXPERIMENT = Drift()
