@@ -161,11 +161,12 @@ EN = {
                            "what a byte-level BPE of {vocab} tokens (learned on the training split) spends on them, "
                            "and the trained LLaMA char model's mean loss per {window}-character window (nats per "
                            "character, characters outside the vocabulary dropped)",
-        "detector_header": ["Threshold h", "False alarms (no drift)", "Same, fresh streams", "Alarm before the drift",
-                            "Never detected", "Delay after the start (batches, mean ± std)"],
-        "detector_caption": "CUSUM on the per-batch loss, {streams} streams per row: {n} batches of {b} windows, "
-                            "modern English rising from batch {start} to all of the batch over {ramp} batches; "
-                            "false alarms are the share of streams that never drift yet alarm",
+        "detector_header": ["h", "False alarms", "On fresh streams", "Alarm too early", "Missed", "Delay (batches)"],
+        "detector_caption": "CUSUM on the per-batch loss with threshold h, {streams} streams per row: {n} batches of "
+                            "{b} windows, modern English rising from batch {start} to all of the batch over {ramp} "
+                            "batches. False alarms: the share of streams that never drift yet alarm (and on a second, "
+                            "fresh set); too early: drifting streams that alarm before the drift starts; delay: "
+                            "batches from the start of the drift to the alarm, mean ± std",
         "adapt_header": ["Fine-tuning step", "Modern English", "Shakespeare", "Modern English, with replay",
                          "Shakespeare, with replay"],
         "adapt_caption": "Fine-tuning the trained char model on {chars} characters of modern English (AdamW, lr "
@@ -322,10 +323,10 @@ ZH = {
         "domains_caption": "三個領域：65 個字元的詞彙表無法編碼的字元占比、{vocab} 個 token 的位元組層級 BPE（在訓練集上學得）"
                            "要花多少 token，以及訓練好的 LLaMA 字元模型在每個 {window} 字元視窗上的平均損失"
                            "（每字元 nats，詞彙表以外的字元先刪除）",
-        "detector_header": ["門檻 h", "誤報（沒有漂移）", "同上，另一批串流", "漂移開始前就警報", "始終沒偵測到",
-                            "漂移開始後的延遲（批次，平均 ± 標準差）"],
-        "detector_caption": "以 CUSUM 監看每批次損失，每列 {streams} 條串流：{n} 個批次、每批 {b} 個視窗，現代英文從第 {start} "
-                            "批開始、在 {ramp} 個批次內升到整批；誤報是從不漂移卻發出警報的串流占比",
+        "detector_header": ["h", "誤報", "另一批串流", "太早警報", "漏掉", "延遲（批次）"],
+        "detector_caption": "以門檻為 h 的 CUSUM 監看每批次損失，每列 {streams} 條串流：{n} 個批次、每批 {b} 個視窗，現代英文從第 "
+                            "{start} 批開始、在 {ramp} 個批次內升到整批。誤報：從不漂移卻發出警報的串流占比（以及另一批新串流上的"
+                            "占比）；太早：漂移開始前就警報的漂移串流；延遲：從漂移開始到警報的批次數，平均 ± 標準差",
         "adapt_header": ["微調步數", "現代英文", "莎士比亞", "現代英文（重播）", "莎士比亞（重播）"],
         "adapt_caption": "把訓練好的字元模型在 {chars} 個字元的現代英文上微調（AdamW，學習率 {lr}，每批 {batch} 個視窗；"
                          "重播時其中 {replay} 個取自莎士比亞的訓練文字）：兩個領域的保留文字損失，{seeds} 個種子的平均 ± 標準差",
