@@ -1,7 +1,7 @@
 """What a chapter's Jupyter notebook needs that the browser page gets from its virtual filesystem.
 
 In the page, Pyodide is handed `char_llama.npz` (the book's trained char model) and `data.json` (chapter
-04's results, for its data-scale cell) in its working folder. A notebook downloaded from the book calls
+04's results, for its data-scale cell) and `drift.json` (chapter 08's per-window losses) in its working folder. A notebook downloaded from the book calls
 `use_book_files()` first, which puts the same files beside the notebook, from a clone of the repository
 (`pip install -e .`) or from the site folder it came from, and points `$TINYSHAKESPEARE` at the
 repository's copy of the dataset for the optional PyTorch cells. It never uses the network.
@@ -15,7 +15,8 @@ from pathlib import Path
 WEIGHTS = "char_llama.npz"
 # name beside the notebook -> (where it is in the repository and in the site, what it is)
 BOOK_FILES = {WEIGHTS: ("results/weights/char_llama.npz", "the book's trained char model"),
-              "data.json": ("results/data.json", "chapter 04's results")}
+              "data.json": ("results/data.json", "chapter 04's results"),
+              "drift.json": ("results/drift.json", "chapter 08's per-window losses")}
 REPOSITORY = Path(__file__).resolve().parents[2]  # src/llmparts/notebook.py -> the checkout, when there is one
 
 

@@ -150,6 +150,37 @@ EN = {
                    "and the whole KV cache (growing with batch × context). The cache catches up with the weights "
                    "only at about {crossover} cached tokens, summed over the batch (LLaMA2 preset)",
     },
+    "drift": {
+        "shakespeare": "Shakespeare (held out)",
+        "en": "modern English (this book)",
+        "zh": "Chinese (this book)",
+        "cannot": "cannot encode",
+        "domains_header": ["Domain", "Characters", "Distinct", "Outside the char vocabulary", "UTF-8 bytes per character",
+                           "BPE tokens per character", "Char model's loss"],
+        "domains_caption": "The three domains: the share of characters the 65-character vocabulary cannot encode, "
+                           "what a byte-level BPE of {vocab} tokens (learned on the training split) spends on them, "
+                           "and the trained LLaMA char model's mean loss per {window}-character window (nats per "
+                           "character, characters outside the vocabulary dropped)",
+        "detector_header": ["h", "False alarms", "On fresh streams", "Alarm too early", "Missed", "Delay (batches)"],
+        "detector_caption": "CUSUM on the per-batch loss with threshold h, {streams} streams per row: {n} batches of "
+                            "{b} windows, modern English rising from batch {start} to all of the batch over {ramp} "
+                            "batches. False alarms: the share of streams that never drift yet alarm (and on a second, "
+                            "fresh set); too early: drifting streams that alarm before the drift starts; delay: "
+                            "batches from the start of the drift to the alarm, mean ± std",
+        "adapt_header": ["Fine-tuning step", "Modern English", "Shakespeare", "Modern English, with replay",
+                         "Shakespeare, with replay"],
+        "adapt_caption": "Fine-tuning the trained char model on {chars} characters of modern English (AdamW, lr "
+                         "{lr}, batches of {batch} windows; with replay, {replay} of them are Shakespeare's training "
+                         "text): held-out loss on both domains, mean ± std over {seeds} seeds",
+        "fig_rate": "stated false-alarm rate",
+        "fig_tradeoff_x": "false alarms: streams without drift that alarm (%)",
+        "fig_tradeoff_y": "detection delay (batches after the drift starts)",
+        "fig_modern": "modern English (new domain)",
+        "fig_shakespeare": "Shakespeare (old domain)",
+        "fig_replay": ", replaying {n} of {b} windows",
+        "fig_adapt_x": "fine-tuning steps",
+        "fig_adapt_y": "held-out loss (nats per character)",
+    },
 }
 
 ZH = {
@@ -281,6 +312,32 @@ ZH = {
                    "每步讀得比較多的"],
         "caption": "解碼每一步要從記憶體讀的兩樣東西：全部權重（每步都一樣）和整份 KV 快取（隨批次 × 上下文成長）。"
                    "快取要累積到約 {crossover} 個 token（整個批次加起來）才追上權重（LLaMA2 預設組態）",
+    },
+    "drift": {
+        "shakespeare": "莎士比亞（保留文字）",
+        "en": "現代英文（本書）",
+        "zh": "中文（本書）",
+        "cannot": "無法編碼",
+        "domains_header": ["領域", "字元數", "不同字元", "字元詞彙表以外的字元", "每字元 UTF-8 位元組", "每字元 BPE token",
+                           "字元模型的損失"],
+        "domains_caption": "三個領域：65 個字元的詞彙表無法編碼的字元占比、{vocab} 個 token 的位元組層級 BPE（在訓練集上學得）"
+                           "要花多少 token，以及訓練好的 LLaMA 字元模型在每個 {window} 字元視窗上的平均損失"
+                           "（每字元 nats，詞彙表以外的字元先刪除）",
+        "detector_header": ["h", "誤報", "另一批串流", "太早警報", "漏掉", "延遲（批次）"],
+        "detector_caption": "以門檻為 h 的 CUSUM 監看每批次損失，每列 {streams} 條串流：{n} 個批次、每批 {b} 個視窗，現代英文從第 "
+                            "{start} 批開始、在 {ramp} 個批次內升到整批。誤報：從不漂移卻發出警報的串流占比（以及另一批新串流上的"
+                            "占比）；太早：漂移開始前就警報的漂移串流；延遲：從漂移開始到警報的批次數，平均 ± 標準差",
+        "adapt_header": ["微調步數", "現代英文", "莎士比亞", "現代英文（重播）", "莎士比亞（重播）"],
+        "adapt_caption": "把訓練好的字元模型在 {chars} 個字元的現代英文上微調（AdamW，學習率 {lr}，每批 {batch} 個視窗；"
+                         "重播時其中 {replay} 個取自莎士比亞的訓練文字）：兩個領域的保留文字損失，{seeds} 個種子的平均 ± 標準差",
+        "fig_rate": "設定的誤報率",
+        "fig_tradeoff_x": "誤報：沒有漂移卻警報的串流（%）",
+        "fig_tradeoff_y": "偵測延遲（漂移開始後的批次數）",
+        "fig_modern": "現代英文（新領域）",
+        "fig_shakespeare": "莎士比亞（舊領域）",
+        "fig_replay": "，重播 {b} 個視窗中的 {n} 個",
+        "fig_adapt_x": "微調步數",
+        "fig_adapt_y": "保留文字的損失（每字元 nats）",
     },
 }
 
