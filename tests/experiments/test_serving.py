@@ -78,3 +78,58 @@ def test_report_has_its_tables_figures_and_variables_in_both_languages(smoke_res
 
 def committed() -> dict:
     return json.loads((B.ROOT / "results" / "serving.json").read_text(encoding="utf-8"))
+
+
+def test_the_caches_advantage_grows_with_the_context_and_the_cached_step_stays_nearly_flat():
+    cache = committed()["cache"]
+    speedups = [r["speedup"] for r in cache]
+    assert speedups[-1] > 2 * speedups[0] and speedups[-1] > 3  # "from ... to ...": it grows
+    s = committed()["summary"]
+    assert s["cache_uncached_growth"] > 2 * s["cache_cached_growth"]  # "grew ... and the cached one ..."
+
+
+def test_batching_multiplies_throughput_for_a_smaller_growth_in_each_steps_time():
+    s = committed()["summary"]
+    assert s["batch_throughput_gain"] > 2 and s["batch_latency_growth"] < s["batch_throughput_gain"]
+
+
+def test_continuous_batching_beats_static_in_the_simulator_and_on_the_real_server():
+    record = committed()
+    one_slot = next(s for s in record["simulation"] if s["slots"] == 1)
+    assert one_slot["throughput_ratio"][0] == 1  # "with one slot the two schedules are the same"
+    ratios = [s["throughput_ratio"][0] for s in record["simulation"]]
+    assert ratios == sorted(ratios)  # "the more slots, the more a static batch waits"
+    for slots in record["config"]["load_slots"]:
+        on, off = (next(r for r in record["load"] if r["slots"] == slots and r["mode"] == m) for m in ("continuous", "static"))
+        assert on["tokens_per_s"] > off["tokens_per_s"] and on["latency_p50_s"] < off["latency_p50_s"]
+        assert on["engine_steps"] < off["engine_steps"]
+    s = record["summary"]
+    assert s["load_steps_ratio_real"] > s["load_throughput_ratio"] > 1  # "the seconds gain less than the steps"
+    assert s["sim_max_step_error"] <= 0.1
+    on8 = next(r for r in record["load"] if r["slots"] == s["load_slots"] and r["mode"] == "continuous")
+    off8 = next(r for r in record["load"] if r["slots"] == s["load_slots"] and r["mode"] == "static")
+    assert on8["wall_s"] / on8["engine_steps"] > off8["wall_s"] / off8["engine_steps"]  # "a fuller step costs more"
+
+
+def test_int8_costs_less_loss_than_int4_and_saves_about_three_quarters_of_the_bytes():
+    quant = {r["variant"]: r for r in committed()["quant"]}
+    assert abs(quant["int8 per channel"]["loss_delta"]) < 0.001  # "nothing measurable" next to chapter 05's noise
+    assert quant["int8 per channel"]["loss_delta"] < quant["int4 group 32"]["loss_delta"]
+    assert quant["int4 group 32"]["loss_delta"] <= quant["int4 group 128"]["loss_delta"]  # larger groups, coarser steps
+    assert 3.5 < committed()["summary"]["int8_bytes_ratio"] < 4
+
+
+def test_speculative_decoding_is_exact_and_acceptance_falls_with_k():
+    spec = committed()["spec"]
+    assert all(r["identical"] for r in spec)
+    acceptance = [r["acceptance_rate"][0] for r in spec]
+    assert acceptance == sorted(acceptance, reverse=True)
+
+
+def test_int8_weights_move_the_crossover_four_times_earlier_and_ours_comes_before_llama2s():
+    memory = {(r["model"], r["weights"]): r for r in committed()["memory"]}
+    for model in ("char", "llama2"):
+        assert memory[model, "float32"]["crossover_tokens"] == 4 * memory[model, "int8"]["crossover_tokens"]
+    assert memory["char", "float32"]["crossover_tokens"] < memory["llama2", "float32"]["crossover_tokens"]
+    llama2 = json.loads((B.ROOT / "results" / "llama2.json").read_text(encoding="utf-8"))
+    assert memory["llama2", "float32"]["crossover_tokens"] == llama2["decode_memory"]["crossover_tokens"]  # reused

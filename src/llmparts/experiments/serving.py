@@ -366,7 +366,9 @@ def report_batching_figure(result: Result, lang: str):
         ax.plot([r["slots"] for r in real], [r["tokens"] / r["engine_steps"] for r in real], marker, markersize=9,
                 markerfacecolor="none", color="#d62728" if mode == "static" else "#1f77b4",
                 label=t["fig_real"].format(mode=t[mode]))
-    ax.plot(slots, slots, ":", color="#888", label=t["fig_ideal"])
+    draws = [serve.request_lengths(result.config["sim_requests"], seed) for seed in result.config["sim_seeds"]]
+    free_tokens = sum(sum(d) / (sum(d) - len(d)) for d in draws) / len(draws)  # the prompt passes' first tokens
+    ax.plot(slots, [n * free_tokens for n in slots], ":", color="#888", label=t["fig_ideal"])
     ax.set_xscale("log", base=2)
     ax.set_xticks(slots, [str(s) for s in slots])
     ax.minorticks_off()
