@@ -160,12 +160,12 @@ EN = {
         "batch_caption": "Greedy batched generation with the KV cache on the book's char model: {prompt}-character "
                          "prompts, {tokens} new tokens each; one decode step is every sequence's time per token",
         "sim_header": ["Slots", "Static: tokens/step", "Continuous: tokens/step", "Continuous ÷ static",
-                       "Static p50 (steps)", "Continuous p50 (steps)", "Static p99 (steps)", "Continuous p99 (steps)"],
+                       "Static p50 (steps)", "Continuous p50 (steps)"],
         "sim_caption": "The simulator (numpy_serving.simulate_batching): {n} requests, {clients} clients each sending "
                        "its next request when its last one ends; lengths mostly 4–12 tokens, one in five 40–50; mean ± "
                        "std over {seeds} draws of the lengths; latency from arrival to the last token, in decode steps",
-        "load_header": ["Slots", "Batching", "Tokens/s", "p50 (s)", "p99 (s)", "First token p50 (s)", "Engine steps",
-                        "Simulated steps", "ms per step"],
+        "load_header": ["Slots", "Batching", "Tokens/s", "p50 (s)", "p99 (s)", "Engine steps", "Simulated steps",
+                        "ms per step"],
         "load_caption": "The real server (llmparts serve) under the same load, side by side in one run: {n} streamed "
                         "greedy requests from {clients} concurrent clients on 127.0.0.1; the engine's decode steps "
                         "come from /health, the simulated ones from the same request lengths",
@@ -183,7 +183,7 @@ EN = {
                         "({params} parameters) trained by the same pipeline; mean ± std over {seeds} draft seeds, each "
                         "averaged over {prompts} prompts of {tokens} new tokens",
         "models": {"char": "our char model", "llama2": "LLaMA2 preset"},
-        "memory_header": ["Model", "Weights", "Params", "Weight bytes", "KV bytes per token", "Crossover (cached tokens)",
+        "memory_header": ["Model", "Weights", "Weight bytes", "KV bytes per token", "Crossover (cached tokens)",
                           "Context", "Batch at crossover"],
         "memory_caption": "Where the KV cache (float32, GQA) outweighs the weights: weight bytes ÷ cache bytes per token, "
                           "the cached tokens summed over a batch; at the full context, that many sequences",
@@ -337,13 +337,11 @@ ZH = {
         "batch_header": ["批次", "token/秒", "相對批次 1", "每個解碼步（毫秒）", "相對批次 1"],
         "batch_caption": "本書字元模型用 KV 快取做批次貪婪解碼：提示 {prompt} 個字元，各產生 {tokens} 個新 token；"
                          "一個解碼步就是每條序列每個 token 的時間",
-        "sim_header": ["槽位", "靜態：token/步", "連續：token/步", "連續 ÷ 靜態", "靜態 p50（步）", "連續 p50（步）",
-                       "靜態 p99（步）", "連續 p99（步）"],
+        "sim_header": ["槽位", "靜態：token/步", "連續：token/步", "連續 ÷ 靜態", "靜態 p50（步）", "連續 p50（步）"],
         "sim_caption": "模擬器（numpy_serving.simulate_batching）：{n} 個請求、{clients} 個客戶端，每個客戶端在上一個請求"
                        "結束時送出下一個；長度多半 4–12 個 token，五個裡有一個 40–50；長度抽 {seeds} 次的平均 ± 標準差；"
                        "延遲是從抵達到最後一個 token，以解碼步計",
-        "load_header": ["槽位", "批次處理", "token/秒", "p50（秒）", "p99（秒）", "首個 token p50（秒）", "引擎步數",
-                        "模擬步數", "每步毫秒"],
+        "load_header": ["槽位", "批次處理", "token/秒", "p50（秒）", "p99（秒）", "引擎步數", "模擬步數", "每步毫秒"],
         "load_caption": "真正的伺服器（llmparts serve）承受同樣的負載，在同一次執行裡並排量測：{clients} 個並行客戶端"
                         "在 127.0.0.1 上送出 {n} 個串流貪婪解碼請求；引擎的解碼步數取自 /health，模擬步數來自同一組請求長度",
         "continuous": "連續",
@@ -357,7 +355,7 @@ ZH = {
         "spec_caption": "貪婪推測解碼：本書字元模型檢查一個單層草稿模型（{params} 個參數，同一條管線訓練）的猜測；"
                         "{seeds} 個草稿種子的平均 ± 標準差，每個種子平均 {prompts} 個提示、各 {tokens} 個新 token",
         "models": {"char": "我們的字元模型", "llama2": "LLaMA2 預設組態"},
-        "memory_header": ["模型", "權重", "參數", "權重位元組", "每個 token 的 KV 位元組", "交叉點（快取的 token）",
+        "memory_header": ["模型", "權重", "權重位元組", "每個 token 的 KV 位元組", "交叉點（快取的 token）",
                           "上下文", "交叉點的批次"],
         "memory_caption": "KV 快取（float32，GQA）何時比權重還重：權重位元組 ÷ 每個 token 的快取位元組，"
                           "快取的 token 是整個批次加總；在完整上下文下，就是這麼多條序列",

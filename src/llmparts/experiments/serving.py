@@ -280,8 +280,7 @@ def report_batch(result: Result, lang: str) -> str:
 def report_simulation(result: Result, lang: str) -> str:
     t, cfg = STRINGS[lang]["serving"], result.config
     rows = [[str(s["slots"]), pm(s["static"]["tokens_per_step"]), pm(s["continuous"]["tokens_per_step"]),
-             pm(s["throughput_ratio"]), pm(s["static"]["latency_p50"], "{:.1f}"), pm(s["continuous"]["latency_p50"], "{:.1f}"),
-             pm(s["static"]["latency_p99"], "{:.1f}"), pm(s["continuous"]["latency_p99"], "{:.1f}")]
+             pm(s["throughput_ratio"]), pm(s["static"]["latency_p50"], "{:.1f}"), pm(s["continuous"]["latency_p50"], "{:.1f}")]
             for s in result.record.simulation]
     return pipe_table(t["sim_header"], rows, t["sim_caption"].format(n=cfg["sim_requests"], clients=cfg["sim_clients"],
                                                                     seeds=len(cfg["sim_seeds"])), "serving_simulation")
@@ -290,7 +289,7 @@ def report_simulation(result: Result, lang: str) -> str:
 def report_load(result: Result, lang: str) -> str:
     t, cfg = STRINGS[lang]["serving"], result.config
     rows = [[str(r["slots"]), t[r["mode"]], f"{r['tokens_per_s']:,.0f}", f"{r['latency_p50_s']:.3f}",
-             f"{r['latency_p99_s']:.3f}", f"{r['ttft_p50_s']:.3f}", count(r["engine_steps"]), count(r["sim_steps"]),
+             f"{r['latency_p99_s']:.3f}", count(r["engine_steps"]), count(r["sim_steps"]),
              f"{1000 * r['wall_s'] / r['engine_steps']:.2f}"] for r in result.record.load]
     return pipe_table(t["load_header"], rows, t["load_caption"].format(n=cfg["sim_requests"], clients=cfg["sim_clients"]),
                       "serving_load")
@@ -322,7 +321,7 @@ def report_spec(result: Result, lang: str) -> str:
 
 def report_memory(result: Result, lang: str) -> str:
     t = STRINGS[lang]["serving"]
-    rows = [[t["models"][r["model"]], r["weights"], count(r["params"]), mib(r["weights_bytes"]), count(r["kv_bytes_per_token"]),
+    rows = [[t["models"][r["model"]], r["weights"], mib(r["weights_bytes"]), count(r["kv_bytes_per_token"]),
              count(r["crossover_tokens"]), count(r["context"]), count(r["crossover_batch"])] for r in result.record.memory]
     return pipe_table(t["memory_header"], rows, t["memory_caption"], "serving_memory")
 
