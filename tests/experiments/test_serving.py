@@ -134,3 +134,11 @@ def test_int8_weights_move_the_crossover_four_times_earlier_and_ours_comes_befor
     assert memory["char", "float32"]["crossover_tokens"] < memory["llama2", "float32"]["crossover_tokens"]
     llama2 = json.loads((B.ROOT / "results" / "llama2.json").read_text(encoding="utf-8"))
     assert memory["llama2", "float32"]["crossover_tokens"] == llama2["decode_memory"]["crossover_tokens"]  # reused
+
+
+@pytest.mark.parametrize("scale", ["full", "smoke"])
+def test_every_speculative_prompt_and_its_new_tokens_fit_the_models_context(scale):
+    config = EXPERIMENT.config(scale)
+    block_size = recipes.llama().block_size
+    assert all(len(p) + config["spec_tokens"] <= block_size for p in config["spec_prompts"])
+    assert config["batch_prompt"] + config["batch_tokens"] <= block_size

@@ -41,7 +41,7 @@ SCALES = {
     "full": dict(contexts=[16, 64, 128, 256, 512, 1024], timing_block_size=1024, step_repeats=7,
                  batch_sizes=[1, 2, 4, 8, 16, 32], batch_prompt=8, batch_tokens=48, batch_repeats=3,
                  quant_groups=[32, 128], quant_tokens=60, quant_repeats=5,
-                 draft_seeds=[0, 1, 2], spec_ks=[1, 2, 3, 4, 6, 8], spec_tokens=56, spec_repeats=3,
+                 draft_seeds=[0, 1, 2], spec_ks=[1, 2, 3, 4, 6, 8], spec_tokens=48, spec_repeats=3,
                  spec_prompts=["ROMEO:\n", "First Citizen:\n", "KING HENRY:\n"],
                  sim_requests=96, sim_clients=16, sim_slots=[1, 2, 4, 8, 16], sim_seeds=[0, 1, 2, 3, 4],
                  load_slots=[4, 8], memory_batches=[1, 8, 32]),
