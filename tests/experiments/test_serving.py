@@ -36,7 +36,7 @@ def smoke_result(tmp_path_factory):
     config = EXPERIMENT.config("smoke")
     outputs = {t.label: t.fn(**t.kwargs, threads=1) for t in EXPERIMENT.tasks(config, "smoke")}
     record = EXPERIMENT.run(config, outputs, Context("smoke", 1, tmp_path_factory.mktemp("serving")))
-    return Result("serving", config, {"wall_time_s": 30.0}, record), outputs
+    return Result("serving", config, {"wall_time_s": 30.0, "threads": 1}, record), outputs
 
 
 def test_the_quantization_tables_float32_row_is_the_served_models_own_validation_loss(smoke_result):
@@ -53,11 +53,13 @@ def test_speculative_output_is_greedy_output_for_every_k_and_draft(smoke_result)
     assert all(r["identical"] for r in result.record.spec)
 
 
-def test_the_simulator_predicts_the_real_engines_decode_steps_within_ten_percent(smoke_result):
+def test_the_simulator_is_a_lower_bound_on_the_real_engines_steps_and_close_for_continuous_batching(smoke_result):
     result, _ = smoke_result
     for row in result.record.load:
         assert row["tokens"] == sum(serve.request_lengths(result.config["sim_requests"], 0))
-        assert abs(row["engine_steps"] - row["sim_steps"]) <= 0.1 * row["sim_steps"], row
+        assert row["engine_steps"] >= row["sim_steps"], row  # it assumes every request is there at once
+        if row["mode"] == "continuous":
+            assert row["engine_steps"] <= 1.1 * row["sim_steps"], row
 
 
 def test_report_has_its_tables_figures_and_variables_in_both_languages(smoke_result):
@@ -94,7 +96,7 @@ def test_batching_multiplies_throughput_for_a_smaller_growth_in_each_steps_time(
     assert s["batch_throughput_gain"] > 2 and s["batch_latency_growth"] < s["batch_throughput_gain"]
 
 
-def test_continuous_batching_beats_static_in_the_simulator_and_on_the_real_server():
+def test_continuous_batching_takes_fewer_steps_in_the_simulator_and_on_the_real_server():
     record = committed()
     one_slot = next(s for s in record["simulation"] if s["slots"] == 1)
     assert one_slot["throughput_ratio"][0] == 1  # "with one slot the two schedules are the same"
@@ -102,14 +104,25 @@ def test_continuous_batching_beats_static_in_the_simulator_and_on_the_real_serve
     assert ratios == sorted(ratios)  # "the more slots, the more a static batch waits"
     for slots in record["config"]["load_slots"]:
         on, off = (next(r for r in record["load"] if r["slots"] == slots and r["mode"] == m) for m in ("continuous", "static"))
-        assert on["tokens_per_s"] > off["tokens_per_s"] and on["latency_p50_s"] < off["latency_p50_s"]
-        assert on["engine_steps"] < off["engine_steps"]
-    s = record["summary"]
-    assert s["load_steps_ratio_real"] > s["load_throughput_ratio"] > 1  # "the seconds gain less than the steps"
-    assert s["sim_max_step_error"] <= 0.1
-    on8 = next(r for r in record["load"] if r["slots"] == s["load_slots"] and r["mode"] == "continuous")
-    off8 = next(r for r in record["load"] if r["slots"] == s["load_slots"] and r["mode"] == "static")
-    assert on8["wall_s"] / on8["engine_steps"] > off8["wall_s"] / off8["engine_steps"]  # "a fuller step costs more"
+        assert on["engine_steps"] < off["engine_steps"] and on["latency_p50_s"] < off["latency_p50_s"]
+    for row in record["load"]:  # "a lower bound", "within 1%" for continuous batching
+        assert row["engine_steps"] >= row["sim_steps"]
+        assert row["mode"] == "static" or row["engine_steps"] <= 1.01 * row["sim_steps"]
+
+
+def test_in_seconds_continuous_batching_bought_median_latency_not_throughput():
+    s, record = committed()["summary"], committed()
+    assert 0.9 < s["load_throughput_ratio"] < 1.1  # "within this machine's noise"
+    assert s["load_p50_ratio"] < 0.9 and s["load_steps_ratio_real"] > 2
+    on, off = (next(r for r in record["load"] if r["slots"] == s["load_slots"] and r["mode"] == m)
+               for m in ("continuous", "static"))
+    assert on["latency_p99_s"] > off["latency_p99_s"]  # "its slowest requests got slower"
+    assert on["wall_s"] / on["engine_steps"] > 2 * off["wall_s"] / off["engine_steps"]  # "a full step costs far more"
+
+
+def test_a_batch_of_eight_barely_lengthens_the_step_and_larger_batches_do():
+    batch = {r["batch"]: r for r in committed()["batch"]}
+    assert batch[8]["ms_per_token"] < 1.5 * batch[1]["ms_per_token"] < batch[32]["ms_per_token"]
 
 
 def test_int8_costs_less_loss_than_int4_and_saves_about_three_quarters_of_the_bytes():
@@ -125,6 +138,15 @@ def test_speculative_decoding_is_exact_and_acceptance_falls_with_k():
     assert all(r["identical"] for r in spec)
     acceptance = [r["acceptance_rate"][0] for r in spec]
     assert acceptance == sorted(acceptance, reverse=True)
+    speedups = [r["speedup"] for r in spec]  # "small and noisy": at most 1.5x, the seeds' spread as large as the gains
+    assert all(mean < 1.5 for mean, _ in speedups) and max(std for _, std in speedups) > 0.1
+
+
+def test_pytorchs_dynamic_int8_kept_float32s_speed_and_our_dequantizing_layers_did_not():
+    quant = {r["variant"]: r for r in committed()["quant"]}
+    base = quant["float32"]["tokens_per_sec"]
+    assert 0.8 < quant["torch dynamic int8"]["tokens_per_sec"] / base < 1.25
+    assert quant["int8 per channel"]["tokens_per_sec"] < 0.8 * base and quant["int4 group 32"]["tokens_per_sec"] < 0.8 * base
 
 
 def test_int8_weights_move_the_crossover_four_times_earlier_and_ours_comes_before_llama2s():
@@ -133,7 +155,7 @@ def test_int8_weights_move_the_crossover_four_times_earlier_and_ours_comes_befor
         assert memory[model, "float32"]["crossover_tokens"] == 4 * memory[model, "int8"]["crossover_tokens"]
     assert memory["char", "float32"]["crossover_tokens"] < memory["llama2", "float32"]["crossover_tokens"]
     llama2 = json.loads((B.ROOT / "results" / "llama2.json").read_text(encoding="utf-8"))
-    assert memory["llama2", "float32"]["crossover_tokens"] == llama2["decode_memory"]["crossover_tokens"]  # reused
+    assert memory["llama2", "float32"]["crossover_tokens"] == llama2["decode_memory"]["crossover_tokens"]  # chapter 03's arithmetic
 
 
 @pytest.mark.parametrize("scale", ["full", "smoke"])

@@ -405,6 +405,9 @@ def report_variables(result: Result) -> dict:
         "load_steps_ratio_real": times(s["load_steps_ratio_real"]), "load_steps_ratio_sim": times(s["load_steps_ratio_sim"]),
         "sim_throughput_ratio": "—" if s["sim_throughput_ratio"] is None else times(s["sim_throughput_ratio"]),
         "sim_max_step_error_pct": f"{100 * s['sim_max_step_error']:.0f}%",
+        **{f"sim_error_{mode}_pct": f"{100 * max(abs(x['engine_steps'] - x['sim_steps']) / x['sim_steps'] for x in r.load if x['mode'] == mode):.0f}%"
+           for mode in ("continuous", "static")},
+        "threads": str(result.provenance["threads"]),
         "load": load, "memory": memory, "quant": quant,
         "int8_bytes_ratio": times(s["int8_bytes_ratio"]),
         "draft_params": count(r.drafts[0]["params"]), "draft_seeds": str(len(r.drafts)),
