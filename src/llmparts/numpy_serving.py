@@ -321,26 +321,45 @@ def linear_weight_bytes(model) -> int:
 
 # ---------------------------------------------------------------- static vs continuous batching (serve.py's schedule)
 
-def simulate_batching(lengths, n_slots: int, continuous: bool = True, arrivals=None):
+def simulate_batching(lengths, n_slots: int, continuous: bool = True, arrivals=None, n_clients=None):
     """Replay serve.Engine's schedule, counted in decode steps, without a model.
 
     Request i arrives before step arrivals[i] (default: all at once) and wants lengths[i] tokens. When it
     gets a slot (admission), its prompt pass gives the first token; every later decode step gives one more
     token to every request holding a slot. Continuous batching admits into any free slot; static batching
-    only into an empty batch. Returns, per request, the steps run before admission and at its finish.
+    only into an empty batch. With n_clients instead of arrivals the load is a closed loop, like
+    serve.load_test: n_clients clients send requests 0, 1, 2, ... in order, each sending the next one as
+    soon as its last has finished (client_arrivals gives the arrivals that follow). Returns, per request,
+    the steps run before admission and at its finish.
     """
     n = len(lengths)
     if isinstance(n_slots, bool) or not isinstance(n_slots, int) or n_slots < 1:
         raise ValueError(f"n_slots ({n_slots!r}) must be a positive integer")
     if any(isinstance(x, bool) or not isinstance(x, (int, np.integer)) or x < 1 for x in lengths):
         raise ValueError(f"lengths ({list(lengths)!r}) must all be positive integers")
-    arrivals = [0] * n if arrivals is None else list(arrivals)
-    order = sorted(range(n), key=lambda i: (arrivals[i], i))
+    if n_clients is not None:
+        if arrivals is not None:
+            raise ValueError("give arrivals (an open load) or n_clients (a closed loop), not both")
+        if isinstance(n_clients, bool) or not isinstance(n_clients, int) or n_clients < 1:
+            raise ValueError(f"n_clients ({n_clients!r}) must be a positive integer")
+        arrivals = [0] * min(n_clients, n) + [None] * max(n - n_clients, 0)  # the rest: when a client is free
+        order = list(range(n))
+    else:
+        arrivals = [0] * n if arrivals is None else list(arrivals)
+        order = sorted(range(n), key=lambda i: (arrivals[i], i))
     waiting, slots = [], [None] * n_slots
     admitted, finished, remaining = [None] * n, [None] * n, [0] * n
-    step, next_arrival = 0, 0
+    step, next_arrival, released = 0, 0, min(n_clients or n, n)
+
+    def finish(i):
+        nonlocal released
+        finished[i] = step
+        if n_clients is not None and released < n:  # its client sends the next request at once
+            arrivals[released] = step
+            released += 1
+
     while None in finished:
-        while next_arrival < n and arrivals[order[next_arrival]] <= step:
+        while next_arrival < n and arrivals[order[next_arrival]] is not None and arrivals[order[next_arrival]] <= step:
             waiting.append(order[next_arrival])
             next_arrival += 1
         if continuous or all(s is None for s in slots):
@@ -349,11 +368,11 @@ def simulate_batching(lengths, n_slots: int, continuous: bool = True, arrivals=N
                     i = waiting.pop(0)
                     admitted[i], remaining[i] = step, lengths[i] - 1  # the prompt pass gives the first token
                     if remaining[i] == 0:
-                        finished[i] = step
+                        finish(i)
                     else:
                         slots[slot] = i
         if all(s is None for s in slots):
-            if not waiting and next_arrival < n:
+            if not waiting and next_arrival < n and arrivals[order[next_arrival]] is not None:
                 step = max(step, arrivals[order[next_arrival]])  # idle until the next arrival
             continue
         step += 1  # one decode step: a token for every request holding a slot
@@ -361,8 +380,15 @@ def simulate_batching(lengths, n_slots: int, continuous: bool = True, arrivals=N
             if i is not None:
                 remaining[i] -= 1
                 if remaining[i] == 0:
-                    finished[i], slots[slot] = step, None
+                    slots[slot] = None
+                    finish(i)
     return admitted, finished
+
+
+def client_arrivals(finished, n_clients: int) -> list:
+    """The arrivals of a closed loop of n_clients: the first n_clients at step 0, then one at each finish, in order."""
+    n = len(finished)
+    return [0] * min(n_clients, n) + sorted(finished)[:max(n - n_clients, 0)]
 
 
 def batching_summary(lengths, admitted, finished, arrivals=None) -> dict:

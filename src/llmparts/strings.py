@@ -150,6 +150,53 @@ EN = {
                    "and the whole KV cache (growing with batch × context). The cache catches up with the weights "
                    "only at about {crossover} cached tokens, summed over the batch (LLaMA2 preset)",
     },
+    "serving": {
+        "cache_header": ["Context (tokens)", "No cache (ms/token)", "KV cache (ms/token)", "No cache (tokens/s)",
+                         "KV cache (tokens/s)", "Cache speedup"],
+        "cache_caption": "The next token at a growing context, without a cache (a forward pass over the whole context) "
+                         "and with one (a pass over one token that reads the cached keys and values): the LLaMA recipe "
+                         "with block_size {block}, batch 1, median of {repeats} runs",
+        "batch_header": ["Batch", "Tokens/s", "vs batch 1", "ms per decode step", "vs batch 1"],
+        "batch_caption": "Greedy batched generation with the KV cache on the book's char model: {prompt}-character "
+                         "prompts, {tokens} new tokens each; one decode step is every sequence's time per token",
+        "sim_header": ["Slots", "Static: tokens/step", "Continuous: tokens/step", "Continuous ÷ static",
+                       "Static p50 (steps)", "Continuous p50 (steps)"],
+        "sim_caption": "The simulator (numpy_serving.simulate_batching): {n} requests, {clients} clients each sending "
+                       "its next request when its last one ends; lengths mostly 4–12 tokens, one in five 40–50; mean ± "
+                       "std over {seeds} draws of the lengths; latency from arrival to the last token, in decode steps",
+        "load_header": ["Slots", "Batching", "Tokens/s", "p50 (s)", "p99 (s)", "Engine steps", "Simulated steps",
+                        "ms per step"],
+        "load_caption": "The real server (llmparts serve) under the same load, side by side in one run: {n} streamed "
+                        "greedy requests from {clients} concurrent clients on 127.0.0.1; the engine's decode steps "
+                        "come from /health, the simulated ones from the same request lengths",
+        "continuous": "continuous",
+        "static": "static",
+        "variants": {"float32": "float32", "int8 per channel": "int8 per channel", "int4 group 32": "int4, groups of 32",
+                     "int4 group 128": "int4, groups of 128", "torch dynamic int8": "PyTorch dynamic int8"},
+        "quant_header": ["Weights", "Block linears", "Whole model (torch.save)", "Val loss", "Δ loss", "Tokens/s",
+                         "vs float32"],
+        "quant_caption": "Weight-only quantization of the book's char model (the block linears; the tied embedding "
+                         "stays float32), scored on the same {batches} validation batches; tokens/s: greedy decoding "
+                         "with the KV cache, batch 1",
+        "spec_header": ["k (draft tokens)", "Acceptance", "Tokens per target pass", "Speedup", "Same text as greedy"],
+        "spec_caption": "Greedy speculative decoding: the book's char model checks the guesses of a one-layer draft "
+                        "({params} parameters) trained by the same pipeline; mean ± std over {seeds} draft seeds, each "
+                        "averaged over {prompts} prompts of {tokens} new tokens",
+        "models": {"char": "our char model", "llama2": "LLaMA2 preset"},
+        "memory_header": ["Model", "Weights", "Weight bytes", "KV bytes per token", "Crossover (cached tokens)",
+                          "Context", "Batch at crossover"],
+        "memory_caption": "Where the KV cache (float32, GQA) outweighs the weights: weight bytes ÷ cache bytes per token, "
+                          "the cached tokens summed over a batch; at the full context, that many sequences",
+        "fig_uncached": "no cache: the whole context each step",
+        "fig_cached": "KV cache: one token each step",
+        "fig_context": "context (tokens)",
+        "fig_ms": "ms for the next token (log scale)",
+        "fig_sim": "simulated, {mode}",
+        "fig_real": "real server, {mode}",
+        "fig_ideal": "every slot busy",
+        "fig_slots": "slots (sequences decoded together)",
+        "fig_tokens_per_step": "tokens per decode step",
+    },
     "drift": {
         "shakespeare": "Shakespeare (held out)",
         "en": "modern English (this book)",
@@ -312,6 +359,46 @@ ZH = {
                    "每步讀得比較多的"],
         "caption": "解碼每一步要從記憶體讀的兩樣東西：全部權重（每步都一樣）和整份 KV 快取（隨批次 × 上下文成長）。"
                    "快取要累積到約 {crossover} 個 token（整個批次加起來）才追上權重（LLaMA2 預設組態）",
+    },
+    "serving": {
+        "cache_header": ["上下文（token）", "無快取（毫秒/token）", "KV 快取（毫秒/token）", "無快取（token/秒）",
+                         "KV 快取（token/秒）", "快取加速"],
+        "cache_caption": "上下文越來越長時產生下一個 token：沒有快取（整段上下文做一次前向傳遞）與有快取（只算一個 token，"
+                         "讀取快取的 key 與 value）；LLaMA 配方，block_size {block}，批次 1，{repeats} 次的中位數",
+        "batch_header": ["批次", "token/秒", "相對批次 1", "每個解碼步（毫秒）", "相對批次 1"],
+        "batch_caption": "本書字元模型用 KV 快取做批次貪婪解碼：提示 {prompt} 個字元，各產生 {tokens} 個新 token；"
+                         "一個解碼步就是每條序列每個 token 的時間",
+        "sim_header": ["槽位", "靜態：token/步", "連續：token/步", "連續 ÷ 靜態", "靜態 p50（步）", "連續 p50（步）"],
+        "sim_caption": "模擬器（numpy_serving.simulate_batching）：{n} 個請求、{clients} 個客戶端，每個客戶端在上一個請求"
+                       "結束時送出下一個；長度多半 4–12 個 token，五個裡有一個 40–50；長度抽 {seeds} 次的平均 ± 標準差；"
+                       "延遲是從抵達到最後一個 token，以解碼步計",
+        "load_header": ["槽位", "批次處理", "token/秒", "p50（秒）", "p99（秒）", "引擎步數", "模擬步數", "每步毫秒"],
+        "load_caption": "真正的伺服器（llmparts serve）承受同樣的負載，在同一次執行裡並排量測：{clients} 個並行客戶端"
+                        "在 127.0.0.1 上送出 {n} 個串流貪婪解碼請求；引擎的解碼步數取自 /health，模擬步數來自同一組請求長度",
+        "continuous": "連續",
+        "static": "靜態",
+        "variants": {"float32": "float32", "int8 per channel": "int8，每個輸出通道", "int4 group 32": "int4，每組 32",
+                     "int4 group 128": "int4，每組 128", "torch dynamic int8": "PyTorch 動態 int8"},
+        "quant_header": ["權重", "區塊線性層", "整個模型（torch.save）", "驗證損失", "Δ 損失", "token/秒", "相對 float32"],
+        "quant_caption": "本書字元模型的僅權重量化（區塊內的線性層；共用的嵌入維持 float32），用同樣的 {batches} 個驗證批次"
+                         "評分；token/秒：批次 1、使用 KV 快取的貪婪解碼",
+        "spec_header": ["k（草稿 token）", "接受率", "每次目標傳遞的 token", "加速", "與貪婪解碼文字相同"],
+        "spec_caption": "貪婪推測解碼：本書字元模型檢查一個單層草稿模型（{params} 個參數，同一條管線訓練）的猜測；"
+                        "{seeds} 個草稿種子的平均 ± 標準差，每個種子平均 {prompts} 個提示、各 {tokens} 個新 token",
+        "models": {"char": "我們的字元模型", "llama2": "LLaMA2 預設組態"},
+        "memory_header": ["模型", "權重", "權重位元組", "每個 token 的 KV 位元組", "交叉點（快取的 token）",
+                          "上下文", "交叉點的批次"],
+        "memory_caption": "KV 快取（float32，GQA）何時比權重還重：權重位元組 ÷ 每個 token 的快取位元組，"
+                          "快取的 token 是整個批次加總；在完整上下文下，就是這麼多條序列",
+        "fig_uncached": "無快取：每步重算整段上下文",
+        "fig_cached": "KV 快取：每步只算一個 token",
+        "fig_context": "上下文（token）",
+        "fig_ms": "產生下一個 token 的毫秒數（對數刻度）",
+        "fig_sim": "模擬，{mode}",
+        "fig_real": "真實伺服器，{mode}",
+        "fig_ideal": "每個槽位都在忙",
+        "fig_slots": "槽位（一起解碼的序列數）",
+        "fig_tokens_per_step": "每個解碼步的 token 數",
     },
     "drift": {
         "shakespeare": "莎士比亞（保留文字）",
