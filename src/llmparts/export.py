@@ -2,7 +2,8 @@
 
 to_npz stores every state_dict tensor under its torch key plus the config as JSON, which is all
 llmparts.numpy_model.NumpyGPT.from_npz needs. to_hf writes config.json + model.safetensors that
-transformers' LlamaForCausalLM loads, for models built with the LLaMA recipe.
+transformers' LlamaForCausalLM loads, for models built with the LLaMA recipe, and beside them MODEL_CARD.md
+(llmparts.model_card: the measured release when a card is given, else the architecture alone).
 """
 
 from __future__ import annotations
@@ -51,12 +52,18 @@ def _interleaved_to_halves(w, n_heads: int, head_dim: int):
     return w.view(n_heads, head_dim, -1)[:, order].reshape(n_heads * head_dim, -1)
 
 
-def to_hf(model: GPT, out_dir) -> Path:
-    """Write a Hugging Face LlamaForCausalLM checkpoint (config.json + model.safetensors) to out_dir."""
+def to_hf(model: GPT, out_dir, card: dict | None = None) -> Path:
+    """Write a Hugging Face LlamaForCausalLM checkpoint (config.json + model.safetensors) and its MODEL_CARD.md
+    to out_dir; card is model_card.evidence's dict for this model (then metrics.json too), or None."""
     from safetensors.torch import save  # only this exporter needs safetensors
+
+    from . import model_card
 
     c = model.config
     _check_llama_recipe(c)
+    if card is not None and card["model"] != c.to_dict():
+        raise ValueError(f"card describes another model ({card['name']}: {card['model']}), not this one "
+                         f"({c.to_dict()}): pass the card measured for these weights, or none")
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     hf_config = {
@@ -98,6 +105,9 @@ def to_hf(model: GPT, out_dir) -> Path:
     write_text(out_dir / "config.json", json.dumps(hf_config, indent=2) + "\n")
     with atomic_write(out_dir / "model.safetensors", "wb") as f:
         f.write(save({k: v.contiguous() for k, v in tensors.items()}, metadata={"format": "pt"}))
+    write_text(out_dir / "MODEL_CARD.md", model_card.hf_card(card or model_card.unmeasured(c.to_dict(), model.num_params())))
+    if card is not None:
+        write_text(out_dir / "metrics.json", json.dumps(model_card.release_metrics(card), indent=1) + "\n")
     return out_dir
 
 
