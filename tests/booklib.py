@@ -13,7 +13,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 LANGS = ("zh", "en")
 # The book's chapters in reading order.
-CHAPTERS = ("index", "01-minimal-gpt", "02-modern-parts", "03-llama2", "04-data", "05-evaluation")
+CHAPTERS = ("index", "01-minimal-gpt", "02-modern-parts", "03-llama2", "04-data", "05-evaluation", "07-governance")
 APPENDICES = ("appendix-rope-math",)
 ALL_PAGES = CHAPTERS + APPENDICES
 
@@ -224,7 +224,7 @@ ROADMAP_NODES = {
 }
 ROADMAP_EDGE_LABEL = {"en": "post-training", "zh": "後訓練"}
 ROADMAP_HERE = {"01-minimal-gpt": "A", "02-modern-parts": "B", "03-llama2": "C", "04-data": "D",
-                "05-evaluation": "E"}
+                "05-evaluation": "E", "07-governance": "G"}
 ROADMAP_PLANNED = "F,G,H,I"
 ROADMAP_CLASSDEFS = (
     "classDef here fill:#c0392b,color:#fff,stroke:#7b241c,stroke-width:2px;",
