@@ -84,8 +84,5 @@ def regurgitated(model, tokenizer, texts: list[str], prefix: int) -> list[bool]:
     """For each text: does greedy decoding from its first prefix characters write the rest exactly?"""
     model.eval()
     ids = torch.tensor([tokenizer.encode(t) for t in texts], dtype=torch.long)  # equal lengths: one batch
-    out = ids[:, :prefix]
-    for _ in range(ids.shape[1] - prefix):
-        logits, _ = model(out)
-        out = torch.cat([out, logits[:, -1].argmax(-1, keepdim=True)], dim=1)
+    out = model.generate(ids[:, :prefix], ids.shape[1] - prefix, temperature=0)  # greedy, with the KV cache
     return (out[:, prefix:] == ids[:, prefix:]).all(1).tolist()
