@@ -64,7 +64,7 @@ def test_release_metrics_say_which_way_is_better_with_the_seed_noise():
 @pytest.mark.parametrize("lang", list(STRINGS))
 def test_page_cards_are_captioned_tables_with_every_metric(lang):
     model = model_card.report_model_card(card(), lang)
-    assert model.rstrip().endswith("{#tbl-model_card}") and "0.5300 ± 0.0100" in model
+    assert model.rstrip().endswith("{#tbl-model_card}") and "0.5300 ± 0.0100" in model and "1.0% ± 1.0%" in model
     assert all(STRINGS[lang]["card"][name] in model for name in model_card.METRICS)
     data = model_card.report_data_card(card(), lang)
     assert data.rstrip().endswith("{#tbl-data_card}") and "cdcdcdcdcdcdcdcd" in data and "900" in data

@@ -92,6 +92,11 @@ def hf_card(card: dict) -> str:
 
 # ---------------------------------------------------------------- the book's tables (formats only)
 
+def report_number(metric: str, x: float) -> str:
+    """A loss or an AUC with four decimals, a share of passages in percent."""
+    return f"{100 * x:.1f}%" if metric == "regurgitated" else loss(x)
+
+
 def report_model_card(card: dict, lang: str) -> str:
     t, m, r = STRINGS[lang]["card"], card["model"], card["reproducibility"]
     rows = [[t["field_model"], t["summary_short"].format(params=count(card["params"]), layers=m["n_layer"],
@@ -100,8 +105,9 @@ def report_model_card(card: dict, lang: str) -> str:
                                                              batch=card["train"]["batch_size"],
                                                              seq=card["train"]["seq_len"], dtype=card["train"]["dtype"],
                                                              seeds=len(card["seeds"]))]]
-    rows += [[t[name], f"{loss(metric['value'])} ± {loss(metric['noise'])}"] for name, metric in card["metrics"].items()]
-    rows += [[t["field_control"], loss(card["control_regurgitated"]["value"])],
+    rows += [[t[name], f"{report_number(name, metric['value'])} ± {report_number(name, metric['noise'])}"]
+             for name, metric in card["metrics"].items()]
+    rows += [[t["field_control"], report_number("regurgitated", card["control_regurgitated"]["value"])],
              [t["field_repeat"], t["yes"] if r["repeat_bit_identical"] else t["no"]],
              [t["field_changes"], ", ".join(STRINGS[lang]["governance"]["variant_" + v] for v in r["changes_bits"]) or t["none"]],
              [t["field_use"], t["use"]], [t["field_limits"], t["limits"]],

@@ -83,3 +83,53 @@ def test_report_has_its_tables_figure_and_variables_in_both_languages(smoke):
         left, right = report.figures["governance_leak"](lang).axes
         assert len(left.lines) == len(SCALES["smoke"]["sizes"]) + 1  # one per size and the chance line
     assert report.variables["governance"]["repro_steps"] == str(SCALES["smoke"]["repro_steps"])
+
+
+# ---------------------------------------------------------------- chapter 07's claims about the committed results
+
+def committed():
+    return json.loads((B.ROOT / "results" / "governance.json").read_text(encoding="utf-8"))
+
+
+def test_committed_card_and_metrics_are_what_the_generator_makes_of_the_record():
+    card, folder = committed()["card"], B.ROOT / "results" / "governance"
+    assert (folder / "MODEL_CARD.md").read_text(encoding="utf-8") == model_card.hf_card(card)
+    assert json.loads((folder / "metrics.json").read_text()) == json.loads(json.dumps(model_card.release_metrics(card)))
+
+
+def test_the_card_names_the_weights_the_browser_loads():
+    weights = json.loads((B.ROOT / "results" / "weights.json").read_text())
+    assert committed()["card"]["weights_sha256"] == weights["sha256"]
+
+
+def test_the_aucs_the_page_recomputes_from_lines_json_are_the_records():
+    from llmparts.memorization import roc_auc
+    data, lines = committed(), json.loads((B.ROOT / "results/governance/lines.json").read_text())
+    released = lines["released"]
+    assert abs(roc_auc([-x for x in released["member_losses"]], [-x for x in released["held_out_losses"]])
+               - data["released"][0]["auc"]) < 0.01  # lines.json keeps 4 decimals: a few more ties
+    for size, run in lines["runs"].items():
+        row = next(r for r in data["memorization"] if r["size"] == size and r["seed"] == data["config"]["seeds"][0]
+                   and r["step"] == run["step"])
+        assert abs(roc_auc([-x for x in run["member_losses"]], [-x for x in run["held_out_losses"]]) - row["auc"]) < 0.01
+
+
+def test_leak_grows_with_steps_and_size_from_chance_after_one_pass_and_recitation_comes_last():
+    data = committed()
+    leak = {(r["size"], r["step"]): r for r in data["leak"]}
+    first, last = data["config"]["steps"][0], data["config"]["steps"][-1]
+    sizes = data["config"]["sizes"]
+    assert all(abs(leak[s, first]["auc"][0] - 0.5) < 0.03 for s in sizes)  # "no size gives anything away"
+    assert all(leak[s, last]["auc"][0] > leak[s, first]["auc"][0] for s in sizes)
+    assert [leak[s, last]["auc"][0] for s in sizes] == sorted(leak[s, last]["auc"][0] for s in sizes)
+    assert data["card"]["metrics"]["membership_auc"]["value"] > 0.55  # "clearly above one half"
+    regurgitating = [(s, n) for (s, n), r in leak.items() if r["regurgitated"][0] > 0]
+    assert regurgitating == [("large", last)]  # "only the large model at the last step"
+    assert all(r["control_regurgitated"][0] == 0 for r in leak.values())
+
+
+def test_at_full_scale_repeats_and_two_threads_keep_the_bits_float32_moves_them_but_not_the_loss():
+    repro = committed()["reproducibility"]
+    assert repro["repeat"]["same_bits"] and repro["threads"]["same_bits"]
+    assert not repro["float32"]["same_bits"] and abs(repro["float32"]["val_delta"]) < 5e-5  # "agrees to four decimals"
+    assert not repro["seed"]["same_bits"] and abs(repro["seed"]["val_delta"]) > 100 * abs(repro["float32"]["val_delta"])

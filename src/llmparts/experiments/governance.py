@@ -364,6 +364,7 @@ def report_variables(result: Result) -> dict:
         "released_regurgitated": pct(metrics["regurgitated"]["value"]),
         "released_control": pct(card["control_regurgitated"]["value"]),
         "released_seeds": str(len(card["seeds"])),
+        "released_epochs": f"{card['train']['max_iters'] * card['train']['batch_size'] * card['train']['seq_len'] / card['data']['train_chars']:.1f}",
         "slice_chars": count(result.config["slice_chars"]),
         "last_step": count(result.config["steps"][-1]),
         "first_step": count(result.config["steps"][0]),
