@@ -65,10 +65,12 @@ def hf_card(card: dict) -> str:
     if card["metrics"]:
         front += ["metrics:"] + [f"- {METRICS[name][0]}" for name in card["metrics"]]
         front += ["model-index:", f"- name: {card['name']}", "  results:", "  - task:", "      type: text-generation",
-                  "    dataset:", "      type: tiny_shakespeare", "      name: tinyshakespeare", "      split: validation",
+                  "    dataset:", "      type: tiny_shakespeare", "      name: tinyshakespeare",
+                  "      split: validation",
                   "    metrics:"]
         for name, metric in card["metrics"].items():
-            front += [f"    - type: {METRICS[name][0]}", f"      name: {json.dumps(t[name])}", f"      value: {metric['value']:.4f}"]
+            front += [f"    - type: {METRICS[name][0]}", f"      name: {json.dumps(t[name])}",
+                      f"      value: {metric['value']:.4f}"]
     lines = front + ["---", "", f"# {card['name']}", "", t["summary"].format(
         params=count(card["params"]), layers=m["n_layer"], width=m["n_embd"], heads=m["n_head"],
         kv=m["n_kv_head"], block=m["block_size"], vocab=m["vocab_size"]), ""]
@@ -82,7 +84,8 @@ def hf_card(card: dict) -> str:
     lines += ["", t["control"].format(value=loss(c["value"])), "", "## " + t["training_title"], ""]
     lines += [f"- {key}: `{value}`" for key, value in card["train"].items()] + [f"- seeds: `{card['seeds']}`", ""]
     lines += ["## " + t["repro_title"], "", t["repro"].format(
-        repeat=t["yes"] if r["repeat_bit_identical"] else t["no"], changes=", ".join(STRINGS["en"]["governance"]["variant_" + v] for v in r["changes_bits"]) or t["none"]), ""]
+        repeat=t["yes"] if r["repeat_bit_identical"] else t["no"],
+        changes=", ".join(STRINGS["en"]["governance"]["variant_" + v] for v in r["changes_bits"]) or t["none"]), ""]
     lines += ["## " + t["provenance_title"], "", f"- weights (.npz) sha256: `{card['weights_sha256']}`",
               f"- data: {d['url']}, sha256 `{d['sha256']}`", f"- code fingerprint: `{p['fingerprint']}`",
               f"- git commit: `{p['commit']}`" + (" (uncommitted changes)" if p.get("dirty") else ""),
@@ -109,7 +112,8 @@ def report_model_card(card: dict, lang: str) -> str:
              for name, metric in card["metrics"].items()]
     rows += [[t["field_control"], report_number("regurgitated", card["control_regurgitated"]["value"])],
              [t["field_repeat"], t["yes"] if r["repeat_bit_identical"] else t["no"]],
-             [t["field_changes"], ", ".join(STRINGS[lang]["governance"]["variant_" + v] for v in r["changes_bits"]) or t["none"]],
+             [t["field_changes"],
+              ", ".join(STRINGS[lang]["governance"]["variant_" + v] for v in r["changes_bits"]) or t["none"]],
              [t["field_use"], t["use"]], [t["field_limits"], t["limits"]],
              [t["field_weights"], f"`{card['weights_sha256'][:16]}…`"],
              [t["field_fingerprint"], f"`{card['provenance']['fingerprint'][:16]}…`"],

@@ -161,7 +161,7 @@ EN = {
         "pin_bits": "pin for identical bits; the metric moves less than a new seed",
         "pin_metric": "pin: the metric moves as much as a new seed",
         "pin_seed": "pin: this is the noise itself",
-        "repro_header": ["Run", "Same bits", "Max |Δ weight|", "Val loss", "Δ vs reference", "What a release must pin"],
+        "repro_header": ["Run", "Same bits", "Largest weight difference", "Val loss", "Δ vs reference", "What a release must pin"],
         "repro_caption": "The book's recipe trained {steps} steps, changing one thing at a time; each run in its "
                          "own process",
         "size_small": "small",
@@ -375,7 +375,7 @@ ZH = {
         "pin_bits": "要位元相同就得固定；指標的變動小於換種子",
         "pin_metric": "必須固定：指標的變動和換種子一樣大",
         "pin_seed": "必須固定：它就是雜訊本身",
-        "repro_header": ["執行", "位元相同", "最大 |Δ 權重|", "驗證損失", "與參考之差", "發布必須固定什麼"],
+        "repro_header": ["執行", "位元相同", "最大權重差", "驗證損失", "與參考之差", "發布必須固定什麼"],
         "repro_caption": "本書配方訓練 {steps} 步，一次只改一件事；每次執行各在自己的行程裡",
         "size_small": "小",
         "size_book": "本書大小",

@@ -137,7 +137,8 @@ class Governance(Experiment):
     record_type = GovernanceRecord
 
     def config(self, scale):
-        return {**SCALES[scale], "probe": PROBE, "repro": REPRO, "sizes_config": {k: SIZES[k] for k in SCALES[scale]["sizes"]},
+        return {**SCALES[scale], "probe": PROBE, "repro": REPRO,
+                "sizes_config": {k: SIZES[k] for k in SCALES[scale]["sizes"]},
                 "released": {"from": "ablation", "config": "llama", "seeds": TRAINING[scale]["seeds"],
                              "model": recipes.llama().to_dict(), "train": numeric_train_settings(scale)}}
 
@@ -200,7 +201,8 @@ class Governance(Experiment):
 
     def report(self, result: Result) -> Report:
         return Report(variables={"governance": report_variables(result)},
-                      tables={name: {lang: make(result, lang) for lang in STRINGS} for name, make in REPORT_TABLES.items()},
+                      tables={name: {lang: make(result, lang) for lang in STRINGS}
+                              for name, make in REPORT_TABLES.items()},
                       figures={"governance_leak": lambda lang: report_leak_figure(result, lang)})
 
 
@@ -220,7 +222,8 @@ def reproducibility_summary(repro: dict) -> dict:
     """What the card says about reproducibility: does a repeat give the same bits, which changes do not."""
     compared = compare_repro(repro)
     return {"repeat_bit_identical": compared["repeat"]["same_bits"],
-            "changes_bits": sorted(v for v, r in compared.items() if v not in ("reference", "repeat") and not r["same_bits"]),
+            "changes_bits": sorted(v for v, r in compared.items()
+                                   if v not in ("reference", "repeat") and not r["same_bits"]),
             "seed_val_delta": abs(compared["seed"]["val_delta"])}
 
 
@@ -299,7 +302,8 @@ def report_repro(result: Result, lang: str) -> str:
 def report_leak_table(result: Result, lang: str) -> str:
     t, cfg = STRINGS[lang]["governance"], result.config
     per_step = TRAINING["full"]["batch_size"] * TRAINING["full"]["train_len"]
-    body = [[t["size_" + r["size"]], count(r["params"]), count(r["step"]), f"{r['step'] * per_step / cfg['slice_chars']:.1f}",
+    body = [[t["size_" + r["size"]], count(r["params"]), count(r["step"]),
+             f"{r['step'] * per_step / cfg['slice_chars']:.1f}",
              pm(r["train_loss"]), pm(r["val_loss"]), f"**{pm(r['auc'], lambda x: f'{x:.3f}')}**",
              pm(r["regurgitated"], pct), pct(r["control_regurgitated"][0])] for r in result.record.leak]
     return pipe_table(t["leak_header"], body, t["leak_caption"].format(
@@ -350,6 +354,7 @@ def report_variables(result: Result) -> dict:
     last = {r["size"]: r for r in record.leak}
     first = {r["size"]: r for r in reversed(record.leak)}
     per_step = TRAINING["full"]["batch_size"] * TRAINING["full"]["train_len"]
+    released_chars = card["train"]["max_iters"] * card["train"]["batch_size"] * card["train"]["seq_len"]
     return {
         "repro_steps": count(result.config["repro_steps"]),
         "threads_max_diff": f"{repro['threads']['max_weight_diff']:.1e}",
@@ -364,7 +369,7 @@ def report_variables(result: Result) -> dict:
         "released_regurgitated": pct(metrics["regurgitated"]["value"]),
         "released_control": pct(card["control_regurgitated"]["value"]),
         "released_seeds": str(len(card["seeds"])),
-        "released_epochs": f"{card['train']['max_iters'] * card['train']['batch_size'] * card['train']['seq_len'] / card['data']['train_chars']:.1f}",
+        "released_epochs": f"{released_chars / card['data']['train_chars']:.1f}",
         "slice_chars": count(result.config["slice_chars"]),
         "last_step": count(result.config["steps"][-1]),
         "first_step": count(result.config["steps"][0]),
