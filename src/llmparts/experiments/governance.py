@@ -333,7 +333,8 @@ def report_leak_figure(result: Result, lang: str):
             ax.plot(steps, means, "o-", color=colors[size], label=label)
         right.plot(steps, [r["control_regurgitated"][0] for r in rows], ":", color=colors[size])
     left.axhline(0.5, color="#888", linestyle="--", linewidth=1)
-    left.text(steps[0], 0.51, t["fig_chance"], color="#666", fontsize=8)
+    left.set_ylim(0.44, 1.02)
+    left.text(steps[-1], 0.49, t["fig_chance"], color="#666", fontsize=8, ha="right", va="top")
     for ax, ylabel in ((left, t["fig_auc"]), (right, t["fig_regurgitated"])):
         ax.set_xscale("log", base=2)
         ax.set_xticks(steps, [count(s) for s in steps])
