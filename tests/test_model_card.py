@@ -49,11 +49,6 @@ def test_hf_card_body_names_the_hashes_use_limits_and_reproducibility():
         assert needle in text
 
 
-def test_an_unmeasured_card_has_no_metrics_and_says_so():
-    text = model_card.hf_card(model_card.unmeasured(recipes.llama().to_dict(), 123))
-    assert "metrics" not in front_matter(text) and STRINGS["en"]["card"]["unmeasured"] in text
-
-
 def test_release_metrics_say_which_way_is_better_with_the_seed_noise():
     metrics = model_card.release_metrics(card())
     assert metrics["fingerprint"] == "ef" * 32

@@ -4,8 +4,8 @@
 mean and seed spread, the reproducibility found, the sha256 of the weights and of the data, the code
 fingerprint. From it come
 - `hf_card`: MODEL_CARD.md in the shape Hugging Face model cards take (YAML front matter with language,
-  license, tags, datasets, metrics and a model-index, then the card's sections); `export.to_hf` writes it
-  beside the weights;
+  license, tags, datasets, metrics and a model-index, then the card's sections); `export.to_hf(model, folder,
+  card=hf_card(...))` writes it beside the weights;
 - `release_metrics`: metrics.json, what `llmparts gate` holds a candidate to;
 - `report_model_card` and `report_data_card`: the two cards as the book's tables, in either language.
 """
@@ -44,11 +44,6 @@ def evidence(released: dict, runs: list[dict], reproducibility: dict, *, weights
             "provenance": provenance}
 
 
-def unmeasured(config: dict, params: int) -> dict:
-    """The card of a model nobody has measured: its architecture, and no metrics."""
-    return {"name": NAME, "model": config, "params": params, "metrics": {}}
-
-
 def release_metrics(card: dict) -> dict:
     """metrics.json: each metric's value and seed noise, and which way is better."""
     return {"model": card["name"], "fingerprint": card.get("provenance", {}).get("fingerprint"),
@@ -62,21 +57,17 @@ def hf_card(card: dict) -> str:
     t, m = STRINGS["en"]["card"], card["model"]
     front = ["---", "language:", "- en", "license: mit", "library_name: transformers", "pipeline_tag: text-generation",
              "tags:", "- llama", "- character-level", "- llmparts", "datasets:", "- tiny_shakespeare"]
-    if card["metrics"]:
-        front += ["metrics:"] + [f"- {METRICS[name][0]}" for name in card["metrics"]]
-        front += ["model-index:", f"- name: {card['name']}", "  results:", "  - task:", "      type: text-generation",
-                  "    dataset:", "      type: tiny_shakespeare", "      name: tinyshakespeare",
-                  "      split: validation",
-                  "    metrics:"]
-        for name, metric in card["metrics"].items():
-            front += [f"    - type: {METRICS[name][0]}", f"      name: {json.dumps(t[name])}",
-                      f"      value: {metric['value']:.4f}"]
+    front += ["metrics:"] + [f"- {METRICS[name][0]}" for name in card["metrics"]]
+    front += ["model-index:", f"- name: {card['name']}", "  results:", "  - task:", "      type: text-generation",
+              "    dataset:", "      type: tiny_shakespeare", "      name: tinyshakespeare", "      split: validation",
+              "    metrics:"]
+    for name, metric in card["metrics"].items():
+        front += [f"    - type: {METRICS[name][0]}", f"      name: {json.dumps(t[name])}",
+                  f"      value: {metric['value']:.4f}"]
     lines = front + ["---", "", f"# {card['name']}", "", t["summary"].format(
         params=count(card["params"]), layers=m["n_layer"], width=m["n_embd"], heads=m["n_head"],
         kv=m["n_kv_head"], block=m["block_size"], vocab=m["vocab_size"]), ""]
     lines += ["## " + t["use_title"], "", t["use"], "", "## " + t["limits_title"], "", t["limits"], ""]
-    if not card["metrics"]:
-        return "\n".join(lines + [t["unmeasured"], ""])
     lines += ["## " + t["metrics_title"], "", "| " + " | ".join(t["metrics_header"]) + " |", "|---|---|---|"]
     for name, metric in card["metrics"].items():
         lines.append(f"| {t[name]} | {loss(metric['value'])} ± {loss(metric['noise'])} | {metric['seeds']} |")

@@ -195,8 +195,6 @@ EN = {
         "limits": "It writes Shakespeare-like text one character at a time and knows nothing else: no facts, no "
                   "instructions, no safety training; it cannot encode a character outside its vocabulary. Do not "
                   "use its text for anything a person relies on.",
-        "unmeasured": "No measurements come with this export: train and evaluate it with llmparts before "
-                      "relying on it.",
         "metrics_title": "Metrics",
         "metrics_header": ["Metric", "Mean ± seed std", "Seeds"],
         "control": "Unseen passages completed exactly (the regurgitation test's control): {value} of them.",
@@ -404,7 +402,6 @@ ZH = {
         "limits_title": "限制",
         "limits": "它一次一個字元寫出像莎士比亞的文字，除此之外一無所知：沒有事實知識、不會聽指令、沒有安全訓練；"
                   "詞彙以外的字元它連編碼都做不到。別把它寫的文字用在任何有人依賴的地方。",
-        "unmeasured": "這份匯出沒有附任何量測：先用 llmparts 訓練並評估，再依賴它。",
         "metrics_title": "指標",
         "metrics_header": ["指標", "平均 ± 種子標準差", "種子數"],
         "control": "沒見過的段落被一字不差寫完的比例（逐字吐出測試的對照）：{value}。",

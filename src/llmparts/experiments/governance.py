@@ -30,7 +30,7 @@ from ..data import DATA_SHA256, DATA_URL, Dataset
 from ..export import to_npz
 from ..memorization import line_losses, passages, probe_lines, regurgitated, roc_auc
 from ..model import GPT
-from ..provenance import fingerprint, git_commit
+from ..provenance import CORE_SOURCES, fingerprint, git_commit, source_name
 from ..strings import STRINGS
 from ..tables import count, loss, pipe_table, signed
 from ..train import train
@@ -172,8 +172,8 @@ class Governance(Experiment):
         return record
 
     def fingerprint_sources(self):
-        from ..reproduce import sources  # the same list reproduce fingerprints (it imports the registry)
-        return sources(self)
+        """What reproduce fingerprints for this experiment: the core, this module and its sources."""
+        return CORE_SOURCES + (source_name(Path(__file__)),) + self.sources
 
     def probe_released(self, config, outputs, scale) -> tuple[list[dict], str]:
         """The released recipe's runs, probed like the memorisation runs; the sha256 of seed 0's .npz."""
