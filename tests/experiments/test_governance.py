@@ -97,9 +97,11 @@ def test_committed_card_and_metrics_are_what_the_generator_makes_of_the_record()
     assert json.loads((folder / "metrics.json").read_text()) == json.loads(json.dumps(model_card.release_metrics(card)))
 
 
-def test_the_card_names_the_weights_the_browser_loads():
+def test_the_card_names_the_weights_the_browser_loads_and_the_fingerprint_of_its_results():
     weights = json.loads((B.ROOT / "results" / "weights.json").read_text())
-    assert committed()["card"]["weights_sha256"] == weights["sha256"]
+    data = committed()
+    assert data["card"]["weights_sha256"] == weights["sha256"]
+    assert data["card"]["provenance"]["fingerprint"] == data["provenance"]["fingerprint"]
 
 
 def test_the_aucs_the_page_recomputes_from_lines_json_are_the_records():
