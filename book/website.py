@@ -42,6 +42,7 @@ SHARED = [("book/quarto", "."), ("book/styles", "styles"), ("book/filters", "fil
           ("_variables.yml", "_variables.yml"), ("images", "images"), ("results/tables", "results/tables"),
           ("results/weights", "results/weights"), ("results/data.json", "results/data.json"),
           ("results/drift.json", "results/drift.json"),
+          ("results/governance", "results/governance"),
           ("src/llmparts", "src/llmparts")]
 NOTEBOOK_LINK = {"en": "This chapter as a Jupyter notebook", "zh": "本章的 Jupyter 筆記本"}
 CELL_FENCE = "```{pyodide}"

@@ -133,7 +133,7 @@ def test_train_subcommand_is_python_m_llmparts_train(monkeypatch):
 
 def test_no_command_prints_usage_and_exits_2(capsys):
     assert cli.main([]) == 2
-    assert capsys.readouterr().err.startswith("usage: llmparts {train,sample,reproduce,bench,serve}")
+    assert capsys.readouterr().err.startswith("usage: llmparts {train,sample,reproduce,bench,serve,gate}")
 
 
 def test_unknown_command_exits_2(capsys):

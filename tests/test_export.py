@@ -132,3 +132,18 @@ def test_hf_export_refuses_a_model_off_the_llama_recipe(switch, value, tmp_path)
     with pytest.raises(ValueError, match=rf"{switch} is {value}, it must be {not value}"):
         export.to_hf(model, tmp_path / "hf")
     assert not (tmp_path / "hf").exists()
+
+
+# ---------------------------------------------------------------- the model card beside the weights
+
+def test_to_hf_writes_the_card_it_is_given_or_one_that_says_nothing_was_measured(tmp_path):
+    pytest.importorskip("safetensors")
+    import yaml
+    model = GPT(small_config(**LLAMA_RECIPE, n_kv_head=2))
+    export.to_hf(model, tmp_path / "bare")
+    bare = (tmp_path / "bare" / "MODEL_CARD.md").read_text()
+    meta = yaml.safe_load(bare.split("---\n")[1])
+    assert meta["license"] == "mit" and "llama" in meta["tags"] and "model-index" not in meta
+    assert f"{model.num_params():,} parameters" in bare and "No measurements" in bare
+    export.to_hf(model, tmp_path / "measured", card="---\nlanguage:\n- en\n---\n# measured\n")
+    assert (tmp_path / "measured" / "MODEL_CARD.md").read_text() == "---\nlanguage:\n- en\n---\n# measured\n"

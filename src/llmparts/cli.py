@@ -1,4 +1,4 @@
-"""The `llmparts` command: train, sample, reproduce, bench, serve. `python -m llmparts.train` is `llmparts train`.
+"""The `llmparts` command: train, sample, reproduce, bench, serve, gate. `python -m llmparts.train` is `llmparts train`.
 
 Usage errors print one line, `PROG: error: ...`, and exit 2; a traceback means a bug.
 """
@@ -22,7 +22,7 @@ from .model import GPT
 from .tokenizer import CharTokenizer
 from .train import train
 
-USAGE = """usage: llmparts {train,sample,reproduce,bench,serve} [options]
+USAGE = """usage: llmparts {train,sample,reproduce,bench,serve,gate} [options]
 
   train      train one model (python -m llmparts.train; --help for its flags)
   sample     print text from a trained run: --run runs/NAME --prompt "ROMEO:"
@@ -30,6 +30,8 @@ USAGE = """usage: llmparts {train,sample,reproduce,bench,serve} [options]
   bench      training and generation speed, side by side with a plain eager reference;
              --serve: a load test of the server, continuous vs static batching
   serve      the model behind an OpenAI-compatible HTTP API (pip install -e ".[serve]")
+  gate       refuse a candidate whose metrics regress beyond the release's seed noise:
+             --candidate metrics.json [--released results/governance/metrics.json]
 """
 
 
@@ -156,7 +158,10 @@ def main(argv=None) -> int:
     if command == "serve":
         from .serve import main as serve_main
         return serve_main(rest)
-    print(f"llmparts: error: unknown command {command!r}; choose train, sample, reproduce, bench or serve",
+    if command == "gate":
+        from .gate import main as gate_main
+        return gate_main(rest)
+    print(f"llmparts: error: unknown command {command!r}; choose train, sample, reproduce, bench, serve or gate",
           file=sys.stderr)
     return 2
 

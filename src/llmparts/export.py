@@ -2,7 +2,8 @@
 
 to_npz stores every state_dict tensor under its torch key plus the config as JSON, which is all
 llmparts.numpy_model.NumpyGPT.from_npz needs. to_hf writes config.json + model.safetensors that
-transformers' LlamaForCausalLM loads, for models built with the LLaMA recipe.
+transformers' LlamaForCausalLM loads, for models built with the LLaMA recipe, and beside them MODEL_CARD.md:
+the card llmparts.model_card generated from the measurements when one is given, else one that says there are none.
 """
 
 from __future__ import annotations
@@ -51,8 +52,20 @@ def _interleaved_to_halves(w, n_heads: int, head_dim: int):
     return w.view(n_heads, head_dim, -1)[:, order].reshape(n_heads * head_dim, -1)
 
 
-def to_hf(model: GPT, out_dir) -> Path:
-    """Write a Hugging Face LlamaForCausalLM checkpoint (config.json + model.safetensors) to out_dir."""
+def unmeasured_card(config: ModelConfig, params: int) -> str:
+    """MODEL_CARD.md for weights nobody has measured: the hub's front matter, the architecture, no metrics."""
+    return "\n".join([
+        "---", "language:", "- en", "license: mit", "library_name: transformers", "pipeline_tag: text-generation",
+        "tags:", "- llama", "- character-level", "- llmparts", "---", "", "# char-llama", "",
+        f"A character-level LLaMA with {params:,} parameters: {config.n_layer} layers, width {config.n_embd}, "
+        f"{config.n_head} query heads sharing {config.n_kv_head} key/value heads.", "",
+        "No measurements come with this export: evaluate it (llmparts.model_card generates a measured card) "
+        "before relying on it.", ""])
+
+
+def to_hf(model: GPT, out_dir, card: str | None = None) -> Path:
+    """Write a Hugging Face LlamaForCausalLM checkpoint (config.json + model.safetensors) and MODEL_CARD.md to
+    out_dir; card is the card's text (llmparts.model_card.hf_card of these weights' evidence) or None."""
     from safetensors.torch import save  # only this exporter needs safetensors
 
     c = model.config
@@ -98,6 +111,7 @@ def to_hf(model: GPT, out_dir) -> Path:
     write_text(out_dir / "config.json", json.dumps(hf_config, indent=2) + "\n")
     with atomic_write(out_dir / "model.safetensors", "wb") as f:
         f.write(save({k: v.contiguous() for k, v in tensors.items()}, metadata={"format": "pt"}))
+    write_text(out_dir / "MODEL_CARD.md", card if card is not None else unmeasured_card(c, model.num_params()))
     return out_dir
 
 

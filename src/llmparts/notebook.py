@@ -16,7 +16,9 @@ WEIGHTS = "char_llama.npz"
 # name beside the notebook -> (where it is in the repository and in the site, what it is)
 BOOK_FILES = {WEIGHTS: ("results/weights/char_llama.npz", "the book's trained char model"),
               "data.json": ("results/data.json", "chapter 04's results"),
-              "drift.json": ("results/drift.json", "chapter 08's per-window losses")}
+              "drift.json": ("results/drift.json", "chapter 08's per-window losses"),
+              "governance_lines.json": ("results/governance/lines.json", "chapter 07's per-line losses"),
+              "MODEL_CARD.md": ("results/governance/MODEL_CARD.md", "chapter 07's generated model card")}
 REPOSITORY = Path(__file__).resolve().parents[2]  # src/llmparts/notebook.py -> the checkout, when there is one
 
 
