@@ -150,6 +150,22 @@ EN = {
                    "and the whole KV cache (growing with batch × context). The cache catches up with the weights "
                    "only at about {crossover} cached tokens, summed over the batch (LLaMA2 preset)",
     },
+    "alignment": {
+        "base": "base (pre-trained)",
+        "sft": "SFT",
+        "dpo": "DPO, β = {beta}",
+        "header": ["Model", "Reward", "Speaker half", "Verse half", "KL to reference (nats)", "Repetition",
+                   "Val loss (ordinary text)"],
+        "caption": "The char model before and after post-training, mean ± std over {seeds} seeds: one sampled "
+                   "completion of {chars} characters per held-out prompt ({prompts} prompts); KL to the SFT model "
+                   "(the DPO reference), estimated on those samples; DPO runs {steps} steps",
+        "samples_header": ["Model", "Samples (seed 0, ↵ is a newline)"],
+        "samples_caption": "The first {n} samples of each model on the same held-out prompts, as generated",
+        "fig_sft": "SFT (the reference)",
+        "fig_base": "base",
+        "fig_x": "KL to the reference, nats per completion (log scale above 1)",
+        "fig_y": "Reward (mean over prompts)",
+    },
 }
 
 ZH = {
@@ -281,6 +297,20 @@ ZH = {
                    "每步讀得比較多的"],
         "caption": "解碼每一步要從記憶體讀的兩樣東西：全部權重（每步都一樣）和整份 KV 快取（隨批次 × 上下文成長）。"
                    "快取要累積到約 {crossover} 個 token（整個批次加起來）才追上權重（LLaMA2 預設組態）",
+    },
+    "alignment": {
+        "base": "基礎模型（預訓練）",
+        "sft": "SFT",
+        "dpo": "DPO，β = {beta}",
+        "header": ["模型", "獎勵", "說話者分數", "詩行分數", "與參考模型的 KL（nats）", "重複率", "驗證損失（一般文字）"],
+        "caption": "後訓練前後的字元模型，{seeds} 個種子的平均 ± 標準差：每個保留提示（共 {prompts} 個）抽樣一段 "
+                   "{chars} 個字元的續寫；KL 是對 SFT 模型（DPO 的參考模型）在這些樣本上的估計；DPO 訓練 {steps} 步",
+        "samples_header": ["模型", "樣本（種子 0，↵ 是換行）"],
+        "samples_caption": "各模型在同樣的保留提示上的前 {n} 個樣本，原樣照錄",
+        "fig_sft": "SFT（參考模型）",
+        "fig_base": "基礎模型",
+        "fig_x": "與參考模型的 KL，每段續寫的 nats（大於 1 的部分為對數刻度）",
+        "fig_y": "獎勵（提示的平均）",
     },
 }
 
