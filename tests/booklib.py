@@ -224,7 +224,7 @@ ROADMAP_NODES = {
 }
 ROADMAP_EDGE_LABEL = {"en": "post-training", "zh": "後訓練"}
 ROADMAP_HERE = {"01-minimal-gpt": "A", "02-modern-parts": "B", "03-llama2": "C", "04-data": "D",
-                "05-evaluation": "E"}
+                "05-evaluation": "E", "09-alignment": "I"}
 ROADMAP_PLANNED = "F,G,H,I"
 ROADMAP_CLASSDEFS = (
     "classDef here fill:#c0392b,color:#fff,stroke:#7b241c,stroke-width:2px;",

@@ -15,7 +15,9 @@ from pathlib import Path
 WEIGHTS = "char_llama.npz"
 # name beside the notebook -> (where it is in the repository and in the site, what it is)
 BOOK_FILES = {WEIGHTS: ("results/weights/char_llama.npz", "the book's trained char model"),
-              "data.json": ("results/data.json", "chapter 04's results")}
+              "data.json": ("results/data.json", "chapter 04's results"),
+              "char_llama_sft.npz": ("results/weights/char_llama_sft.npz", "chapter 09's fine-tuned (SFT) char model"),
+              "char_llama_dpo.npz": ("results/weights/char_llama_dpo.npz", "chapter 09's DPO-trained char model")}
 REPOSITORY = Path(__file__).resolve().parents[2]  # src/llmparts/notebook.py -> the checkout, when there is one
 
 

@@ -159,7 +159,7 @@ EN = {
         "caption": "The char model before and after post-training, mean ± std over {seeds} seeds: one sampled "
                    "completion of {chars} characters per held-out prompt ({prompts} prompts); KL to the SFT model "
                    "(the DPO reference), estimated on those samples; DPO runs {steps} steps",
-        "samples_header": ["Model", "Samples (seed 0, ↵ is a newline)"],
+        "samples_header": ["Model", "Samples (seed 0, ⏎ is a newline)"],
         "samples_caption": "The first {n} samples of each model on the same held-out prompts, as generated",
         "fig_sft": "SFT (the reference)",
         "fig_base": "base",
@@ -305,7 +305,7 @@ ZH = {
         "header": ["模型", "獎勵", "說話者分數", "詩行分數", "與參考模型的 KL（nats）", "重複率", "驗證損失（一般文字）"],
         "caption": "後訓練前後的字元模型，{seeds} 個種子的平均 ± 標準差：每個保留提示（共 {prompts} 個）抽樣一段 "
                    "{chars} 個字元的續寫；KL 是對 SFT 模型（DPO 的參考模型）在這些樣本上的估計；DPO 訓練 {steps} 步",
-        "samples_header": ["模型", "樣本（種子 0，↵ 是換行）"],
+        "samples_header": ["模型", "樣本（種子 0，⏎ 是換行）"],
         "samples_caption": "各模型在同樣的保留提示上的前 {n} 個樣本，原樣照錄",
         "fig_sft": "SFT（參考模型）",
         "fig_base": "基礎模型",

@@ -172,8 +172,8 @@ def report_stages(result: Result, lang: str) -> str:
 
 
 def report_cell(text: str) -> str:
-    """A sample as one Markdown table cell: in code, each newline shown as ↵, the pipe escaped."""
-    return "`" + text.replace("\n", "↵").replace("`", "'").replace("|", "\\|") + "`"
+    """A sample as one Markdown table cell: in code, each newline shown as ⏎, the pipe escaped."""
+    return "`" + text.replace("\n", "⏎").replace("`", "'").replace("|", "\\|") + "`"
 
 
 def report_samples(result: Result, lang: str) -> str:
@@ -213,7 +213,7 @@ def report_variables(result: Result) -> dict:
     """The `alignment.*` keys of _variables.yml: chapter 09's prose."""
     record, cfg, summary = result.record, result.config, result.record.summary
     stats = summary["stats"]
-    stages = {key.replace("beta=", "beta_").replace(".", "_"): {
+    stages = {report_var_key(key): {
         "reward": report_share(s["reward"][0]), "reward_std": report_share(s["reward"][1]),
         "speaker": report_share(s["speaker"][0]), "verse": report_share(s["verse"][0]),
         "kl": report_nats(s["kl"][0]), "repetition": report_share(s["repetition"][0]),
@@ -233,7 +233,14 @@ def report_variables(result: Result) -> dict:
         "sft_mib": f"{record.weights['sft']['bytes'] / 2**20:.1f}", "dpo_mib": f"{record.weights['dpo']['bytes'] / 2**20:.1f}",
         "minutes": f"{result.provenance['wall_time_s'] / 60:.1f}",
         **stages,
+        "best": stages[report_var_key(f"beta={summary['best_beta']:g}")],
+        "smallest": stages[report_var_key(f"beta={summary['smallest_beta']:g}")],
     }
+
+
+def report_var_key(key: str) -> str:
+    """A stage key as a _variables.yml key: beta=0.1 -> beta_0_1."""
+    return key.replace("beta=", "beta_").replace(".", "_")
 
 
 EXPERIMENT = Alignment()
