@@ -13,7 +13,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 LANGS = ("zh", "en")
 # The book's chapters in reading order.
-CHAPTERS = ("index", "01-minimal-gpt", "02-modern-parts", "03-llama2", "04-data", "05-evaluation")
+CHAPTERS = ("index", "01-minimal-gpt", "02-modern-parts", "03-llama2", "04-data", "05-evaluation", "09-alignment")
 APPENDICES = ("appendix-rope-math",)
 ALL_PAGES = CHAPTERS + APPENDICES
 

@@ -50,3 +50,14 @@ def test_speaker_can_be_chosen():
 @pytest.mark.parametrize("text, expected", [("a b c d", 0.0), ("the the the the", 0.75), ("The the", 0.5), ("", 0.0)])
 def test_repetition_is_the_share_of_words_seen_before(text, expected):
     assert repetition(text) == expected
+
+
+def test_chapter_claim_forty_copies_of_one_word_earn_the_full_point_and_only_repetition_tells():
+    degenerate = "ROMEO:\n" + "\n".join(["love " * 8] * 5)  # lines of 40 characters: verse length, no verse
+    assert reward(degenerate) == 1.0 and repetition(degenerate) > 0.9
+
+
+def test_chapter_claim_the_first_cells_example_earns_the_full_point():
+    text = ("ROMEO:\nBut soft, what light through yonder window breaks?\n"
+            "It is the east, and Juliet is the sun.")
+    assert reward(text) == 1.0
