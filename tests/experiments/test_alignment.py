@@ -105,3 +105,24 @@ def test_committed_weights_are_the_ones_the_page_loads():
     record = committed()
     for name, path in FILES.items():
         assert record["weights"][name]["bytes"] == (B.ROOT / path).stat().st_size
+
+
+def test_dpo_at_the_best_beta_beats_sft_beyond_the_seeds_spread():
+    s, best = stats(), committed()["summary"]["best_beta"]
+    dpo = s[f"beta={best:g}"]
+    assert dpo["reward"][0] - s["sft"]["reward"][0] > dpo["reward"][1] + s["sft"]["reward"][1]
+    assert best != min(committed()["config"]["betas"])
+
+
+def test_smallest_beta_travels_furthest_and_loses_reward_and_the_speaker_without_looping():
+    s, summary = stats(), committed()["summary"]
+    small, best = s[f"beta={summary['smallest_beta']:g}"], s[f"beta={summary['best_beta']:g}"]
+    assert small["kl"][0] == max(v["kl"][0] for v in s.values()) and small["kl"][0] > 5 * best["kl"][0]
+    assert small["reward"][0] < s["sft"]["reward"][0] and small["speaker"][0] < s["sft"]["speaker"][0]
+    assert abs(small["repetition"][0] - s["sft"]["repetition"][0]) < 0.01  # degraded, but not a loop
+    assert small["val_loss"][0] > s["sft"]["val_loss"][0]
+
+
+def test_smallest_beta_samples_break_the_name_line():
+    shown = committed()["samples"][f"beta={committed()['summary']['smallest_beta']:g}"]
+    assert any(not text.startswith("ROMEO:\n") for text in shown)
