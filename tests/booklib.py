@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 LANGS = ("zh", "en")
 # The book's chapters in reading order.
 CHAPTERS = ("index", "01-minimal-gpt", "02-modern-parts", "03-llama2", "04-data", "05-evaluation", "06-serving",
-            "07-governance", "08-drift")
+            "07-governance", "08-drift", "09-alignment")
 APPENDICES = ("appendix-rope-math",)
 ALL_PAGES = CHAPTERS + APPENDICES
 
@@ -225,7 +225,7 @@ ROADMAP_NODES = {
 }
 ROADMAP_EDGE_LABEL = {"en": "post-training", "zh": "後訓練"}
 ROADMAP_HERE = {"01-minimal-gpt": "A", "02-modern-parts": "B", "03-llama2": "C", "04-data": "D",
-                "05-evaluation": "E", "06-serving": "F", "07-governance": "G", "08-drift": "H"}
+                "05-evaluation": "E", "06-serving": "F", "07-governance": "G", "08-drift": "H", "09-alignment": "I"}
 # Nodes whose chapter is not written yet keep the dashed grey `planned` class.
 ROADMAP_PLANNED = ",".join(k for k in "ABCDEFGHI" if k not in ROADMAP_HERE.values())
 ROADMAP_CLASSDEFS = (

@@ -118,8 +118,8 @@ def test_missing_dataset_exits_2_with_one_line_before_any_training(tmp_path, mon
 
 
 def test_the_registry_finds_every_experiment_module():
-    assert list(REGISTRY) == ["ablation", "data", "drift", "extrapolation", "generation", "governance", "hands_on",
-                              "llama2", "serving", "weights"]
+    assert list(REGISTRY) == ["ablation", "alignment", "data", "drift", "extrapolation", "generation", "governance",
+                              "hands_on", "llama2", "serving", "weights"]
     assert all(isinstance(e, base.Experiment) and e.name == name for name, e in REGISTRY.items())
 
 

@@ -1,7 +1,7 @@
 """What a chapter's Jupyter notebook needs that the browser page gets from its virtual filesystem.
 
-In the page, Pyodide is handed `char_llama.npz` (the book's trained char model) and `data.json` (chapter
-04's results, for its data-scale cell) and `drift.json` (chapter 08's per-window losses) in its working folder. A notebook downloaded from the book calls
+In the page, Pyodide is handed the files of BOOK_FILES (the book's trained char models and the results the
+cells read, such as chapter 04's `data.json`) in its working folder. A notebook downloaded from the book calls
 `use_book_files()` first, which puts the same files beside the notebook, from a clone of the repository
 (`pip install -e .`) or from the site folder it came from, and points `$TINYSHAKESPEARE` at the
 repository's copy of the dataset for the optional PyTorch cells. It never uses the network.
@@ -18,7 +18,9 @@ BOOK_FILES = {WEIGHTS: ("results/weights/char_llama.npz", "the book's trained ch
               "data.json": ("results/data.json", "chapter 04's results"),
               "drift.json": ("results/drift.json", "chapter 08's per-window losses"),
               "governance_lines.json": ("results/governance/lines.json", "chapter 07's per-line losses"),
-              "MODEL_CARD.md": ("results/governance/MODEL_CARD.md", "chapter 07's generated model card")}
+              "MODEL_CARD.md": ("results/governance/MODEL_CARD.md", "chapter 07's generated model card"),
+              "char_llama_sft.npz": ("results/weights/char_llama_sft.npz", "chapter 09's fine-tuned (SFT) char model"),
+              "char_llama_dpo.npz": ("results/weights/char_llama_dpo.npz", "chapter 09's DPO-trained char model")}
 REPOSITORY = Path(__file__).resolve().parents[2]  # src/llmparts/notebook.py -> the checkout, when there is one
 
 
@@ -29,8 +31,7 @@ def book_file_candidates(folder: Path, name: str = WEIGHTS) -> list[Path]:
 
 
 def use_book_files(folder: str | os.PathLike = ".") -> Path:
-    """Make `folder/char_llama.npz` and `folder/data.json` exist (copied, never downloaded); return the
-    weights' path."""
+    """Make every file of BOOK_FILES exist in `folder` (copied, never downloaded); return the weights' path."""
     folder = Path(folder)
     for name in BOOK_FILES:
         target = folder / name

@@ -308,6 +308,22 @@ EN = {
         "data_gaps": "What is not known",
         "data_gaps_value": "the source edition; repeated lines are kept (chapter 04 counts them)",
     },
+    "alignment": {
+        "base": "base (pre-trained)",
+        "sft": "SFT",
+        "dpo": "DPO, β = {beta}",
+        "header": ["Model", "Reward", "Speaker half", "Verse half", "KL to reference (nats)", "Repetition",
+                   "Val loss (ordinary text)"],
+        "caption": "The char model before and after post-training, mean ± std over {seeds} seeds: one sampled "
+                   "completion of {chars} characters per held-out prompt ({prompts} prompts); KL to the SFT model "
+                   "(the DPO reference), estimated on those samples; DPO runs {steps} steps",
+        "samples_header": ["Model", "Samples (seed 0, ⏎ is a newline)"],
+        "samples_caption": "The first {n} samples of each model on the same held-out prompts, as generated",
+        "fig_sft": "SFT (the reference)",
+        "fig_base": "base",
+        "fig_x": "KL to the reference, nats per completion (log scale above 1)",
+        "fig_y": "Reward (mean over prompts)",
+    },
 }
 
 ZH = {
@@ -580,6 +596,20 @@ ZH = {
         "data_licence_value": "莎士比亞的作品屬於公有領域；char-rnn 儲存庫採 MIT 授權",
         "data_gaps": "未知之處",
         "data_gaps_value": "來源版本不詳；重複的行保留著（第 04 章數過）",
+    },
+    "alignment": {
+        "base": "基礎模型（預訓練）",
+        "sft": "SFT",
+        "dpo": "DPO，β = {beta}",
+        "header": ["模型", "獎勵", "說話者分數", "詩行分數", "與參考模型的 KL（nats）", "重複率", "驗證損失（一般文字）"],
+        "caption": "後訓練前後的字元模型，{seeds} 個種子的平均 ± 標準差：每個保留提示（共 {prompts} 個）抽樣一段 "
+                   "{chars} 個字元的續寫；KL 是對 SFT 模型（DPO 的參考模型）在這些樣本上的估計；DPO 訓練 {steps} 步",
+        "samples_header": ["模型", "樣本（種子 0，⏎ 是換行）"],
+        "samples_caption": "各模型在同樣的保留提示上的前 {n} 個樣本，原樣照錄",
+        "fig_sft": "SFT（參考模型）",
+        "fig_base": "基礎模型",
+        "fig_x": "與參考模型的 KL，每段續寫的 nats（大於 1 的部分為對數刻度）",
+        "fig_y": "獎勵（提示的平均）",
     },
 }
 
