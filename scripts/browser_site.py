@@ -72,6 +72,9 @@ def lay_out(root: Path) -> str:
             (results / item.name).symlink_to(item)
     weights = root / "results" / "weights" / "char_llama.npz"
     weights.parent.mkdir(parents=True)
+    for item in (ROOT / "results" / "weights").glob("*.npz"):  # chapter 09's fine-tuned models, …
+        if item.name != weights.name:
+            (weights.parent / item.name).symlink_to(item)
     if TRAINED_WEIGHTS.exists():
         weights.symlink_to(TRAINED_WEIGHTS)
         return "trained"

@@ -53,13 +53,14 @@ def test_speculative_output_is_greedy_output_for_every_k_and_draft(smoke_result)
     assert all(r["identical"] for r in result.record.spec)
 
 
-def test_the_simulator_is_a_lower_bound_on_the_real_engines_steps_and_close_for_continuous_batching(smoke_result):
+def test_the_simulator_predicts_the_real_engines_steps_for_continuous_batching(smoke_result):
     result, _ = smoke_result
     for row in result.record.load:
         assert row["tokens"] == sum(serve.request_lengths(result.config["sim_requests"], 0))
-        assert row["engine_steps"] >= row["sim_steps"], row  # it assumes every request is there at once
+        # Continuous batching refills a slot the step it frees, so arrival timing barely matters. A static
+        # batch's members depend on when requests arrive, so no single run bounds it either way.
         if row["mode"] == "continuous":
-            assert row["engine_steps"] <= 1.1 * row["sim_steps"], row
+            assert row["sim_steps"] <= row["engine_steps"] <= 1.1 * row["sim_steps"], row
 
 
 def test_report_has_its_tables_figures_and_variables_in_both_languages(smoke_result):
@@ -105,19 +106,20 @@ def test_continuous_batching_takes_fewer_steps_in_the_simulator_and_on_the_real_
     for slots in record["config"]["load_slots"]:
         on, off = (next(r for r in record["load"] if r["slots"] == slots and r["mode"] == m) for m in ("continuous", "static"))
         assert on["engine_steps"] < off["engine_steps"] and on["latency_p50_s"] < off["latency_p50_s"]
-    for row in record["load"]:  # "a lower bound", "within 1%" for continuous batching
-        assert row["engine_steps"] >= row["sim_steps"]
-        assert row["mode"] == "static" or row["engine_steps"] <= 1.01 * row["sim_steps"]
+    error = {m: max(r["engine_steps"] / r["sim_steps"] - 1 for r in record["load"] if r["mode"] == m)
+             for m in ("continuous", "static")}
+    assert all(r["engine_steps"] >= r["sim_steps"] for r in record["load"])  # "a lower bound"
+    assert error["continuous"] < error["static"]  # timing, which the simulator leaves out, costs static more
 
 
-def test_in_seconds_continuous_batching_bought_median_latency_not_throughput():
+def test_in_seconds_continuous_batching_saves_less_than_in_steps():
     s, record = committed()["summary"], committed()
-    assert 0.9 < s["load_throughput_ratio"] < 1.1  # "within this machine's noise"
-    assert s["load_p50_ratio"] < 0.9 and s["load_steps_ratio_real"] > 2
+    assert 1 < s["load_throughput_ratio"] < s["load_steps_ratio_real"]  # "more tokens per second, fewer than steps saved"
+    assert s["load_p50_ratio"] < 0.9
     on, off = (next(r for r in record["load"] if r["slots"] == s["load_slots"] and r["mode"] == m)
                for m in ("continuous", "static"))
-    assert on["latency_p99_s"] > off["latency_p99_s"]  # "its slowest requests got slower"
-    assert on["wall_s"] / on["engine_steps"] > 2 * off["wall_s"] / off["engine_steps"]  # "a full step costs far more"
+    assert on["latency_p99_s"] >= off["latency_p99_s"]  # "its slowest requests did no better"
+    assert on["wall_s"] / on["engine_steps"] > off["wall_s"] / off["engine_steps"]  # "a full step costs more"
 
 
 def test_a_batch_of_eight_barely_lengthens_the_step_and_larger_batches_do():
@@ -142,11 +144,11 @@ def test_speculative_decoding_is_exact_and_acceptance_falls_with_k():
     assert all(mean < 1.5 for mean, _ in speedups) and max(std for _, std in speedups) > 0.1
 
 
-def test_pytorchs_dynamic_int8_kept_float32s_speed_and_our_dequantizing_layers_did_not():
+def test_no_quantized_weights_decoded_faster_than_float32_on_this_cpu():
     quant = {r["variant"]: r for r in committed()["quant"]}
     base = quant["float32"]["tokens_per_sec"]
-    assert 0.8 < quant["torch dynamic int8"]["tokens_per_sec"] / base < 1.25
-    assert quant["int8 per channel"]["tokens_per_sec"] < 0.8 * base and quant["int4 group 32"]["tokens_per_sec"] < 0.8 * base
+    assert quant["torch dynamic int8"]["tokens_per_sec"] < 1.1 * base  # "no faster than float32 here either"
+    assert quant["int8 per channel"]["tokens_per_sec"] < 0.9 * base and quant["int4 group 32"]["tokens_per_sec"] < 0.9 * base
 
 
 def test_int8_weights_move_the_crossover_four_times_earlier_and_ours_comes_before_llama2s():
