@@ -103,7 +103,8 @@ def sha256_text(text: str) -> str:
 
 def snapshot(root: Path, out_dir: Path | None = None) -> dict:
     """Write out_dir/{en,zh}.txt from the book's pages as they are now, with snapshot.json and README.md
-    saying where they came from. Only `python -m llmparts.driftlab snapshot` calls this."""
+    saying where they came from. Nothing in the pipeline calls this: the committed snapshot changes only when
+    someone runs `python -m llmparts.driftlab snapshot` (the tests call it on a copy)."""
     root = Path(root)
     out_dir = Path(out_dir or root / SNAPSHOT_DIR)
     commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True).stdout.strip()
